@@ -1,0 +1,200 @@
+/*
+ * bip.h - the BIP raw message layer: the one public header of libbip.
+ *
+ * BIP moves two kinds of messages between the nodes 0..N-1 of a job:
+ *  - small messages (at most BIP_SMALL_MAX bytes): a send completes locally at
+ *    once; the receiver takes them from a static queue, in arrival order;
+ *  - long messages, on tags: a send completes only once the receiver has
+ *    posted a long receive on that tag; the data lands in the posted buffer.
+ * Delivery is reliable and in order per pair of nodes. Every call returns 0
+ * (or a count) on success and a negative BIP_E* code on failure; bip_strerror()
+ * names it. Nothing aborts the process behind the caller's back.
+ *
+ * An endpoint is not thread-safe: callers serialise calls on one endpoint.
+ */
+#ifndef BIP_H
+#define BIP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BIP_VERSION_MAJOR 0
+#define BIP_VERSION_MINOR 1
+#define BIP_VERSION_STRING "0.1.0"
+
+/* Largest small message, in bytes (fixed: it sizes the static queue). */
+#define BIP_SMALL_MAX 4096
+
+/* Largest business card bip_card() produces, terminating NUL included. */
+#define BIP_CARD_MAX 256
+
+/* Error codes: returned negated (e.g. -BIP_ENODE). */
+enum bip_error {
+	BIP_OK = 0,
+	BIP_EINVAL,   /* invalid argument (NULL pointer, bad knob value, ...) */
+	BIP_ENODE,    /* node number out of range, or the caller's own node */
+	BIP_ETAG,     /* tag out of range */
+	BIP_ETOOLONG, /* length over a limit (BIP_SMALL_MAX, receive buffer) */
+	BIP_EOVERFLOW,/* the small-message queue overflowed (nothing was lost) */
+	BIP_EPEERGONE,/* the peer exited or died */
+	BIP_EAGAIN,   /* resources busy: try again after bip_poll() */
+	BIP_EBUSY,    /* a long receive is already posted on that tag */
+	BIP_ETRUNC,   /* incoming long message larger than the posted buffer */
+	BIP_ENOMEM,   /* out of memory */
+	BIP_ESYS,     /* a system call failed (details in the log) */
+	BIP_EBOOT,    /* bootstrap (PMI) failed */
+	BIP_EWIRE,    /* no wire reaches that node */
+	BIP_ECARD,    /* malformed or foreign business card */
+	BIP_ESTATE,   /* call not valid in this state (e.g. node not connected) */
+	BIP_ENOREQ,   /* request handle not in use */
+	BIP_NERRORS
+};
+
+/* Human-readable text for a code (either sign). Never NULL. */
+const char *bip_strerror(int err);
+
+typedef struct bip_ep bip_ep_t;
+
+/* Handle of a non-blocking long send or receive; filled in by the call. */
+typedef struct bip_req {
+	uint32_t id;  /* opaque */
+	uint32_t gen; /* opaque */
+} bip_req_t;
+
+/* What a completed receive brought. */
+struct bip_status {
+	int node;   /* source node */
+	int tag;    /* long messages: tag; small messages: -1 */
+	size_t len; /* bytes received */
+};
+
+struct bip_open_params {
+	int node;         /* this process's node number */
+	int nnodes;       /* number of nodes in the job */
+	uint64_t job_key; /* carried by every packet; other jobs' traffic is dropped */
+};
+
+/* --- set-up ------------------------------------------------------------ */
+
+/* Bootstrap through the PMI-1 environment (Hydra's mpiexec or bip_run):
+ * open, exchange cards through PMI, connect every node, synchronise. */
+int bip_init(bip_ep_t **ep_p);
+
+/* Open an endpoint; the caller exchanges cards and connects the nodes. */
+int bip_open(const struct bip_open_params *params, bip_ep_t **ep_p);
+
+/* This endpoint's address, a NUL-terminated string of < BIP_CARD_MAX bytes. */
+int bip_card(bip_ep_t *ep, char *buf, size_t len);
+
+/* Accept a peer's card. Every other node must be connected before messages
+ * flow to or from it. */
+int bip_connect(bip_ep_t *ep, int node, const char *card);
+
+/* Flush what was sent, release everything. Safe on a partly set-up ep. */
+int bip_close(bip_ep_t *ep);
+
+int bip_node(const bip_ep_t *ep);
+int bip_nnodes(const bip_ep_t *ep);
+
+/* Limits fixed at open time (from the knobs). */
+struct bip_limits {
+	size_t small_max;     /* BIP_SMALL_MAX */
+	unsigned small_queue; /* small-message queue capacity */
+	unsigned send_slots;  /* outstanding sends */
+	unsigned long_tags;   /* tags 0..long_tags-1 */
+	size_t packet_size;   /* payload bytes per packet */
+};
+int bip_limits(const bip_ep_t *ep, struct bip_limits *limits);
+
+/* --- small messages ---------------------------------------------------- */
+
+/* Send len <= BIP_SMALL_MAX bytes to node. The buffer is reusable at return.
+ * bip_send waits for a free send slot; bip_send_try returns -BIP_EAGAIN. */
+int bip_send(bip_ep_t *ep, int node, const void *buf, size_t len);
+int bip_send_try(bip_ep_t *ep, int node, const void *buf, size_t len);
+
+/* Take the oldest small message into buf (cap bytes; -BIP_ETOOLONG and the
+ * message stays queued if it does not fit). bip_recv waits; bip_recv_try
+ * returns -BIP_EAGAIN when the queue is empty. Returns the length. */
+int bip_recv(bip_ep_t *ep, void *buf, size_t cap, struct bip_status *st);
+int bip_recv_try(bip_ep_t *ep, void *buf, size_t cap, struct bip_status *st);
+
+/* Zero-copy access to the oldest small message: *data stays valid until
+ * bip_consume(). -BIP_EAGAIN when empty. */
+int bip_peek(bip_ep_t *ep, const void **data, struct bip_status *st);
+int bip_consume(bip_ep_t *ep);
+
+/* --- long messages ----------------------------------------------------- */
+
+/* Send len bytes on tag to node; completes once node posted a receive on tag
+ * and the data arrived. -BIP_EAGAIN from bip_ilsend when all send slots are
+ * in use. */
+int bip_lsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len);
+int bip_ilsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len,
+	       bip_req_t *req);
+
+/* Post a receive of up to cap bytes on tag, from any node. */
+int bip_lrecv(bip_ep_t *ep, int tag, void *buf, size_t cap,
+	      struct bip_status *st);
+int bip_ilrecv(bip_ep_t *ep, int tag, void *buf, size_t cap, bip_req_t *req);
+
+/* Completion: bip_test sets *done (1 when complete, the request then being
+ * released and st filled); bip_wait blocks. A failed request returns its
+ * error code (and is released). */
+int bip_test(bip_ep_t *ep, bip_req_t *req, int *done, struct bip_status *st);
+int bip_wait(bip_ep_t *ep, bip_req_t *req, struct bip_status *st);
+
+/* --- progress ---------------------------------------------------------- */
+
+/* Drive the NIC program once: returns the number of events handled (>= 0),
+ * or a pending asynchronous error (-BIP_EOVERFLOW is reported once per
+ * overflow episode, then progress continues). */
+int bip_poll(bip_ep_t *ep);
+
+/* Wait until something happens or timeout_us passes (-1: no limit), with the
+ * idle policy of BIP_IDLE (spin, then yield, then block). */
+int bip_idle_wait(bip_ep_t *ep, long timeout_us);
+
+struct bip_counters {
+	uint64_t small_sent, small_received;
+	uint64_t long_sent, long_received;
+	uint64_t packets_sent, packets_received;
+	uint64_t acks_sent, nacks_sent, nacks_received;
+	uint64_t retransmits;
+	uint64_t small_overflows; /* packets refused for a full small queue */
+	uint64_t dropped_foreign; /* wrong job key */
+	uint64_t dropped_bad;     /* malformed or corrupt packets */
+	uint64_t dropped_dup;     /* duplicates and out-of-sequence packets */
+	uint64_t cma_transfers;
+};
+int bip_get_counters(const bip_ep_t *ep, struct bip_counters *c);
+
+/* --- knobs and environment (for tools such as bip_info) ---------------- */
+
+/* One tunable, read from the environment variable `name` at bip_open(). */
+struct bip_knob_desc {
+	const char *name; /* environment variable */
+	const char *type; /* "count", "size", "microseconds", ... or choices */
+	const char *def;  /* default, as text */
+	const char *help; /* one sentence */
+};
+
+/* The i-th knob, or NULL past the last. */
+const struct bip_knob_desc *bip_knob(unsigned i);
+
+/* Check the knob's value in the environment (its default if unset):
+ * 0, or -BIP_EINVAL with the reason written to why (if not NULL). */
+int bip_knob_check(unsigned i, char *why, size_t len);
+
+/* 0 if cross-memory attach (single-copy long messages) works here,
+ * else the negated errno of the refusal. */
+int bip_cma_probe(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BIP_H */

@@ -1,0 +1,224 @@
+/*
+ * bip_floor.c - the floors BIP is measured against, on this machine, in the
+ * same run: a cache-line flag ping-pong between two processes (the least a
+ * message can cost), and the bandwidths of the two ways to move long data
+ * between processes: a pipelined two-copy ring and single-copy cross-memory
+ * attach. Prints "name bytes value" rows; medians throughout.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SAMPLES 31
+#define PACKET (32u << 10) /* BIP's default packet size and ring depth */
+#define SLOTS 32
+
+struct shared {
+	_Alignas(64) _Atomic uint64_t ping;
+	_Alignas(64) _Atomic uint64_t pong;
+	_Alignas(64) _Atomic uint64_t head;
+	_Alignas(64) _Atomic uint64_t tail;
+	_Alignas(64) _Atomic int go;
+	_Alignas(64) uint8_t ring[SLOTS][PACKET];
+};
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return v[n / 2];
+}
+
+static void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* One-way latency of a cache-line flag between two processes. */
+static double cacheline_floor(struct shared *sh)
+{
+	const int batch = 2000;
+	double v[SAMPLES];
+	pid_t child = fork();
+
+	if (child == 0) {
+		for (uint64_t i = 1; i <= (uint64_t)batch * (SAMPLES + 1); i++) {
+			while (atomic_load_explicit(&sh->ping,
+						    memory_order_acquire) != i)
+				relax();
+			atomic_store_explicit(&sh->pong, i,
+					      memory_order_release);
+		}
+		_exit(0);
+	}
+	for (uint64_t i = 1, s = 0; s <= SAMPLES; s++) {
+		double t0 = now_us();
+
+		for (int k = 0; k < batch; k++, i++) {
+			atomic_store_explicit(&sh->ping, i,
+					      memory_order_release);
+			while (atomic_load_explicit(&sh->pong,
+						    memory_order_acquire) != i)
+				relax();
+		}
+		if (s) /* the first batch warms up */
+			v[s - 1] = (now_us() - t0) / batch / 2;
+	}
+	waitpid(child, NULL, 0);
+	return median(v, SAMPLES);
+}
+
+/* Two-copy ring: the producer copies into slots while the consumer copies
+ * out of the previous ones, as BIP's shm wire does. Returns MB/s. */
+static double ring_floor(struct shared *sh, size_t len, uint8_t *src,
+			 uint8_t *dst)
+{
+	double v[SAMPLES];
+	pid_t child;
+
+	atomic_store(&sh->head, 0);
+	atomic_store(&sh->tail, 0);
+	child = fork();
+	if (child == 0) {
+		uint64_t tail = 0;
+
+		for (int s = 0; s <= SAMPLES; s++)
+			for (size_t off = 0; off < len; off += PACKET, tail++) {
+				size_t n = len - off < PACKET ? len - off
+							      : PACKET;
+
+				while (atomic_load_explicit(
+					       &sh->head,
+					       memory_order_acquire) == tail)
+					relax();
+				memcpy(dst + off, sh->ring[tail % SLOTS], n);
+				atomic_store_explicit(&sh->tail, tail + 1,
+						      memory_order_release);
+			}
+		_exit(0);
+	}
+	for (uint64_t head = 0, s = 0; s <= SAMPLES; s++) {
+		double t0 = now_us();
+
+		for (size_t off = 0; off < len; off += PACKET, head++) {
+			size_t n = len - off < PACKET ? len - off : PACKET;
+
+			while (head - atomic_load_explicit(
+					      &sh->tail,
+					      memory_order_acquire) >= SLOTS)
+				relax();
+			memcpy(sh->ring[head % SLOTS], src + off, n);
+			atomic_store_explicit(&sh->head, head + 1,
+					      memory_order_release);
+		}
+		while (atomic_load_explicit(&sh->tail, memory_order_acquire) !=
+		       head)
+			relax();
+		if (s)
+			v[s - 1] = len / (now_us() - t0);
+	}
+	waitpid(child, NULL, 0);
+	return median(v, SAMPLES);
+}
+
+/* Single copy by process_vm_readv from a child's buffer. MB/s, or -errno. */
+static double cma_floor(size_t len, uint8_t *src, uint8_t *dst)
+{
+	double v[SAMPLES];
+	int fds[2];
+	pid_t child;
+	char c;
+
+	if (pipe(fds) < 0)
+		return -errno;
+	child = fork();
+	if (child == 0) {
+		close(fds[1]);
+		(void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+		(void)!read(fds[0], &c, 1);
+		_exit(0);
+	}
+	close(fds[0]);
+	for (int s = 0; s <= SAMPLES; s++) {
+		struct iovec l = { dst, len }, r = { src, len };
+		double t0 = now_us();
+		ssize_t n = process_vm_readv(child, &l, 1, &r, 1, 0);
+
+		if (n != (ssize_t)len) {
+			int err = errno ? errno : EIO;
+
+			close(fds[1]);
+			waitpid(child, NULL, 0);
+			return -err;
+		}
+		if (s)
+			v[s - 1] = len / (now_us() - t0);
+	}
+	close(fds[1]);
+	waitpid(child, NULL, 0);
+	return median(v, SAMPLES);
+}
+
+int main(int argc, char **argv)
+{
+	static const size_t sizes[] = { 64u << 10, 1u << 20, 4u << 20 };
+	struct shared *sh;
+	uint8_t *src, *dst;
+
+	(void)argv;
+	if (argc > 1) {
+		fprintf(stderr, "usage: bip_floor\n");
+		return 2;
+	}
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	src = malloc(4u << 20);
+	dst = malloc(4u << 20);
+	if (sh == MAP_FAILED || !src || !dst) {
+		perror("bip_floor");
+		return 1;
+	}
+	memset(src, 0x5a, 4u << 20);
+	memset(dst, 0, 4u << 20);
+	printf("# floor bytes value   (medians of %d samples)\n", SAMPLES);
+	printf("cacheline_oneway_usec 8 %.3f\n", cacheline_floor(sh));
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		double cma = cma_floor(sizes[i], src, dst);
+
+		printf("ring_MBps %zu %.1f\n", sizes[i],
+		       ring_floor(sh, sizes[i], src, dst));
+		if (cma < 0)
+			printf("# cma_MBps %zu unavailable: %s\n", sizes[i],
+			       strerror((int)-cma));
+		else
+			printf("cma_MBps %zu %.1f\n", sizes[i], cma);
+	}
+	return 0;
+}

@@ -1,0 +1,227 @@
+/*
+ * endpoint.c - opening an endpoint (knobs, the shm wire, the NIC program),
+ * exchanging business cards, connecting peers, and closing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bip_impl.h"
+#include "log.h"
+#include "pmi.h"
+
+/* A card: "bip1;PACKET_SIZE;LONG_TAGS;<wire card>". The two numbers are
+ * settings every node must share: a mismatch is refused at connect time
+ * rather than discovered as dropped packets. */
+#define CARD_VERSION "bip1"
+
+int bip_open(const struct bip_open_params *params, bip_ep_t **ep_p)
+{
+	struct bipfw_shm_params sp;
+	struct bipfw_config fc;
+	bip_ep_t *ep;
+	int rc;
+
+	if (!params || !ep_p)
+		return -BIP_EINVAL;
+	if (params->nnodes < 1 || params->nnodes > 0xfff0 ||
+	    params->node < 0 || params->node >= params->nnodes)
+		return -BIP_ENODE;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -BIP_ENOMEM;
+	ep->node = params->node;
+	ep->nnodes = params->nnodes;
+	ep->job_key = params->job_key;
+	bip_log_set_node(ep->node);
+	rc = bip_knobs_load(&ep->k);
+	if (rc)
+		goto fail;
+	ep->connected = calloc((size_t)ep->nnodes, sizeof(*ep->connected));
+	if (!ep->connected) {
+		rc = -BIP_ENOMEM;
+		goto fail;
+	}
+
+	sp = (struct bipfw_shm_params){
+		.node = ep->node,
+		.nnodes = ep->nnodes,
+		.job_key = ep->job_key,
+		.packet_size = ep->k.packet_size,
+		.ring_slots = ep->k.ring_slots,
+		.cma = ep->k.cma_min != SIZE_MAX,
+	};
+	rc = bipfw_shm_open(&sp, &ep->shm);
+	if (rc)
+		goto fail;
+	fc = (struct bipfw_config){
+		.node = ep->node,
+		.nnodes = ep->nnodes,
+		.job_key = (uint32_t)ep->job_key,
+		.packet_size = ep->k.packet_size,
+		.small_queue = ep->k.small_queue,
+		.send_slots = ep->k.send_slots,
+		.long_tags = ep->k.long_tags,
+		.window = ep->k.window,
+		.ack_every = ep->k.ack_every,
+		.ack_delay_us = ep->k.ack_delay_us,
+		.retrans_us = ep->k.retrans_us,
+		.nack_backoff_us = ep->k.nack_backoff_us,
+		.liveness_ms = ep->k.liveness_ms,
+		.dma_min = ep->k.cma_min,
+	};
+	rc = bipfw_create(&fc, &bipfw_shm_wire, ep->shm, &ep->fw);
+	if (rc)
+		goto fail;
+	*ep_p = ep;
+	return 0;
+fail:
+	bip_close(ep);
+	return rc;
+}
+
+int bip_card(bip_ep_t *ep, char *buf, size_t len)
+{
+	int pre;
+
+	if (!ep || !buf)
+		return -BIP_EINVAL;
+	pre = snprintf(buf, len, CARD_VERSION ";%zu;%u;", ep->k.packet_size,
+		       ep->k.long_tags);
+	if (pre < 0 || (size_t)pre >= len)
+		return -BIP_ETOOLONG;
+	return bipfw_shm_card(ep->shm, buf + pre, len - (size_t)pre);
+}
+
+/* Check the shared settings of a card; returns where the wire part starts. */
+static const char *card_settings(const bip_ep_t *ep, int node,
+				 const char *card)
+{
+	size_t packet;
+	unsigned tags;
+	int n = 0;
+
+	if (sscanf(card, CARD_VERSION ";%zu;%u;%n", &packet, &tags, &n) != 2 ||
+	    !n) {
+		bip_err("card for node %d is not a BIP card: \"%.40s\"", node,
+			card);
+		return NULL;
+	}
+	if (packet != ep->k.packet_size || tags != ep->k.long_tags) {
+		bip_err("node %d uses BIP_PACKET_SIZE=%zu BIP_LONG_TAGS=%u, "
+			"this node %zu and %u: every node must use the same",
+			node, packet, tags, ep->k.packet_size, ep->k.long_tags);
+		return NULL;
+	}
+	return card + n;
+}
+
+int bip_connect(bip_ep_t *ep, int node, const char *card)
+{
+	const char *wire;
+	int rc;
+
+	if (!ep || !card)
+		return -BIP_EINVAL;
+	if (node < 0 || node >= ep->nnodes || node == ep->node)
+		return -BIP_ENODE;
+	if (ep->connected[node])
+		return -BIP_ESTATE;
+	wire = card_settings(ep, node, card);
+	if (!wire)
+		return -BIP_ECARD;
+	rc = bipfw_shm_connect(ep->shm, node, wire);
+	if (rc == -BIP_EWIRE)
+		bip_err("node %d is on another host; only the shm wire exists "
+			"so far",
+			node);
+	else if (rc == -BIP_ECARD)
+		bip_err("malformed card for node %d: \"%.60s\"", node, card);
+	if (rc)
+		return rc;
+	ep->connected[node] = true;
+	return 0;
+}
+
+int bip_check_node(const bip_ep_t *ep, int node)
+{
+	if (node < 0 || node >= ep->nnodes || node == ep->node)
+		return -BIP_ENODE;
+	if (!ep->connected[node])
+		return -BIP_ESTATE;
+	return 0;
+}
+
+/* Let the peers acknowledge what we sent, within the close timeout. */
+static void drain(bip_ep_t *ep)
+{
+	uint64_t deadline = bipfw_now_us() + ep->k.close_timeout_ms * 1000ull;
+
+	while (!bipfw_sends_drained(ep->fw)) {
+		if (bipfw_now_us() > deadline) {
+			bip_warn("closing with unacknowledged sends after "
+				 "%u ms",
+				 ep->k.close_timeout_ms);
+			return;
+		}
+		bip_idle_wait(ep, 1000);
+	}
+}
+
+int bip_close(bip_ep_t *ep)
+{
+	if (!ep)
+		return -BIP_EINVAL;
+	if (ep->fw) {
+		drain(ep);
+		bipfw_announce_close(ep->fw);
+		bipfw_destroy(ep->fw);
+	}
+	bipfw_shm_close(ep->shm);
+	bip_pmi_close(ep->pmi);
+	free(ep->connected);
+	free(ep);
+	return 0;
+}
+
+int bip_node(const bip_ep_t *ep)
+{
+	return ep ? ep->node : -BIP_EINVAL;
+}
+
+int bip_nnodes(const bip_ep_t *ep)
+{
+	return ep ? ep->nnodes : -BIP_EINVAL;
+}
+
+int bip_limits(const bip_ep_t *ep, struct bip_limits *l)
+{
+	if (!ep || !l)
+		return -BIP_EINVAL;
+	*l = (struct bip_limits){
+		.small_max = BIP_SMALL_MAX,
+		.small_queue = ep->k.small_queue,
+		.send_slots = ep->k.send_slots,
+		.long_tags = ep->k.long_tags,
+		.packet_size = ep->k.packet_size,
+	};
+	return 0;
+}
+
+int bip_get_counters(const bip_ep_t *ep, struct bip_counters *c)
+{
+	const struct bipfw_counters *f;
+
+	if (!ep || !c)
+		return -BIP_EINVAL;
+	f = bipfw_counters(ep->fw);
+#define COPY_COUNTER(name) c->name = f->name;
+	BIPFW_COUNTERS(COPY_COUNTER)
+#undef COPY_COUNTER
+	return 0;
+}
+
+int bip_cma_probe(void)
+{
+	return bipfw_cma_probe();
+}

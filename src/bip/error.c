@@ -1,0 +1,30 @@
+/* error.c - the text of every BIP error code. */
+#include "bip.h"
+
+static const char *const messages[BIP_NERRORS] = {
+	[BIP_OK] = "success",
+	[BIP_EINVAL] = "invalid argument",
+	[BIP_ENODE] = "invalid node number",
+	[BIP_ETAG] = "invalid tag",
+	[BIP_ETOOLONG] = "length over the limit",
+	[BIP_EOVERFLOW] = "small-message queue overflowed (messages were "
+			  "held back and resent, none lost)",
+	[BIP_EPEERGONE] = "peer is gone",
+	[BIP_EAGAIN] = "resources busy, try again",
+	[BIP_EBUSY] = "a long receive is already posted on this tag",
+	[BIP_ETRUNC] = "long message larger than the posted receive buffer",
+	[BIP_ENOMEM] = "out of memory",
+	[BIP_ESYS] = "system call failed",
+	[BIP_EBOOT] = "bootstrap (PMI) failed",
+	[BIP_EWIRE] = "no wire reaches that node",
+	[BIP_ECARD] = "malformed or foreign business card",
+	[BIP_ESTATE] = "not valid in this state",
+	[BIP_ENOREQ] = "request not in use",
+};
+
+const char *bip_strerror(int err)
+{
+	long e = err < 0 ? -(long)err : err;
+
+	return e < BIP_NERRORS ? messages[e] : "unknown error";
+}

@@ -1,0 +1,68 @@
+/*
+ * init.c - bip_init(): bootstrap a BIP job from the PMI-1 environment that
+ * Hydra's mpiexec and bip_run provide: open, publish the card, fetch every
+ * peer's card, connect, and synchronise so every segment is unlinked.
+ */
+#include <stdio.h>
+
+#include "bip_impl.h"
+#include "jobkey.h"
+#include "log.h"
+#include "pmi.h"
+
+static int exchange_cards(bip_ep_t *ep, struct bip_pmi *pmi)
+{
+	char key[32], card[BIP_CARD_MAX];
+	int rc;
+
+	rc = bip_card(ep, card, sizeof(card));
+	if (rc)
+		return rc;
+	snprintf(key, sizeof(key), "bip-card-%d", ep->node);
+	rc = bip_pmi_put(pmi, key, card);
+	if (!rc)
+		rc = bip_pmi_barrier(pmi);
+	for (int n = 0; !rc && n < ep->nnodes; n++) {
+		if (n == ep->node)
+			continue;
+		snprintf(key, sizeof(key), "bip-card-%d", n);
+		rc = bip_pmi_get(pmi, key, card, sizeof(card));
+		if (!rc)
+			rc = bip_connect(ep, n, card);
+	}
+	/* Once everybody attached, no segment name is left behind. */
+	return rc ? rc : bip_pmi_barrier(pmi);
+}
+
+int bip_init(bip_ep_t **ep_p)
+{
+	struct bip_open_params params;
+	struct bip_pmi *pmi;
+	bip_ep_t *ep;
+	int rc;
+
+	if (!ep_p)
+		return -BIP_EINVAL;
+	bip_log_init(); /* BIP_LOG applies to the PMI steps too */
+	rc = bip_pmi_open(&pmi);
+	if (rc)
+		return rc;
+	params = (struct bip_open_params){
+		.node = bip_pmi_rank(pmi),
+		.nnodes = bip_pmi_size(pmi),
+		.job_key = bip_job_key_from_name(bip_pmi_kvsname(pmi)),
+	};
+	rc = bip_open(&params, &ep);
+	if (rc) {
+		bip_pmi_close(pmi);
+		return rc;
+	}
+	ep->pmi = pmi;
+	rc = exchange_cards(ep, pmi);
+	if (rc) {
+		bip_close(ep);
+		return rc;
+	}
+	*ep_p = ep;
+	return 0;
+}

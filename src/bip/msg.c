@@ -1,0 +1,263 @@
+/*
+ * msg.c - the message calls of bip.h: small and long sends and receives,
+ * requests, progress, and idle waiting (spin, then yield, then block).
+ */
+#include <sched.h>
+#include <string.h>
+
+#include "bip_impl.h"
+#include "log.h"
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+int bip_poll(bip_ep_t *ep)
+{
+	int n, err;
+
+	if (!ep)
+		return -BIP_EINVAL;
+	n = bipfw_step(ep->fw);
+	err = bipfw_take_error(ep->fw);
+	return err ? err : n;
+}
+
+int bip_idle_wait(bip_ep_t *ep, long timeout_us)
+{
+	const struct bip_knobs *k;
+	uint64_t start, now, spin_end, yield_end;
+
+	if (!ep)
+		return -BIP_EINVAL;
+	k = &ep->k;
+	start = bipfw_now_us();
+	spin_end = start + k->spin_us;
+	yield_end = spin_end + k->yield_us;
+	for (;;) {
+		int n = bipfw_step(ep->fw);
+		uint64_t left;
+
+		if (n)
+			return n;
+		now = bipfw_now_us();
+		if (timeout_us >= 0 && now - start >= (uint64_t)timeout_us)
+			return 0;
+		left = timeout_us >= 0 ? start + (uint64_t)timeout_us - now
+				       : UINT32_MAX;
+		/* Spin first: the answer usually comes within microseconds. */
+		if (now < spin_end || k->idle == BIP_IDLE_SPIN)
+			cpu_relax();
+		else if (now < yield_end || k->idle == BIP_IDLE_YIELD)
+			sched_yield();
+		else
+			bipfw_block(ep->fw, left > 100000 ? 100000
+							  : (unsigned)left);
+	}
+}
+
+/* --- small messages ---------------------------------------------------- */
+
+static int small_args(const bip_ep_t *ep, int node, const void *buf,
+		      size_t len)
+{
+	if (!ep || (!buf && len))
+		return -BIP_EINVAL;
+	if (len > BIP_SMALL_MAX)
+		return -BIP_ETOOLONG;
+	return bip_check_node(ep, node);
+}
+
+int bip_send_try(bip_ep_t *ep, int node, const void *buf, size_t len)
+{
+	int rc = small_args(ep, node, buf, len);
+
+	if (rc)
+		return rc;
+	rc = bipfw_post_small(ep->fw, node, buf, len);
+	if (rc == -BIP_EAGAIN)
+		bipfw_step(ep->fw); /* acks may free a slot for the retry */
+	else if (!rc)
+		bipfw_step(ep->fw); /* immediate sending */
+	return rc;
+}
+
+int bip_send(bip_ep_t *ep, int node, const void *buf, size_t len)
+{
+	int rc;
+
+	while ((rc = bip_send_try(ep, node, buf, len)) == -BIP_EAGAIN)
+		bip_idle_wait(ep, -1);
+	return rc;
+}
+
+int bip_peek(bip_ep_t *ep, const void **data, struct bip_status *st)
+{
+	size_t len;
+	int node, err;
+
+	if (!ep || !data)
+		return -BIP_EINVAL;
+	if (bipfw_small_peek(ep->fw, data, &len, &node)) {
+		bipfw_step(ep->fw);
+		err = bipfw_take_error(ep->fw);
+		if (err)
+			return err;
+		if (bipfw_small_peek(ep->fw, data, &len, &node))
+			return bipfw_live_peers(ep->fw) ? -BIP_EAGAIN
+							: -BIP_EPEERGONE;
+	}
+	if (st)
+		*st = (struct bip_status){ .node = node, .tag = -1, .len = len };
+	return (int)len;
+}
+
+int bip_consume(bip_ep_t *ep)
+{
+	if (!ep)
+		return -BIP_EINVAL;
+	bipfw_small_pop(ep->fw);
+	return 0;
+}
+
+int bip_recv_try(bip_ep_t *ep, void *buf, size_t cap, struct bip_status *st)
+{
+	const void *data;
+	struct bip_status s;
+	int len;
+
+	if (!ep || (!buf && cap))
+		return -BIP_EINVAL;
+	len = bip_peek(ep, &data, &s);
+	if (len < 0)
+		return len;
+	if ((size_t)len > cap)
+		return -BIP_ETOOLONG;
+	memcpy(buf, data, (size_t)len);
+	bipfw_small_pop(ep->fw);
+	if (st)
+		*st = s;
+	return len;
+}
+
+int bip_recv(bip_ep_t *ep, void *buf, size_t cap, struct bip_status *st)
+{
+	int rc;
+
+	while ((rc = bip_recv_try(ep, buf, cap, st)) == -BIP_EAGAIN)
+		bip_idle_wait(ep, -1);
+	return rc;
+}
+
+/* --- long messages ------------------------------------------------------ */
+
+int bip_ilsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len,
+	       bip_req_t *req)
+{
+	uint32_t gen;
+	int rc;
+
+	if (!ep || !req || (!buf && len))
+		return -BIP_EINVAL;
+	rc = bip_check_node(ep, node);
+	if (rc)
+		return rc;
+	if (tag < 0 || (unsigned)tag >= ep->k.long_tags)
+		return -BIP_ETAG;
+	rc = bipfw_post_long(ep->fw, node, (uint32_t)tag, buf, len, &gen);
+	if (rc < 0) {
+		if (rc == -BIP_EAGAIN)
+			bipfw_step(ep->fw);
+		return rc;
+	}
+	*req = (bip_req_t){ .id = (uint32_t)rc, .gen = gen };
+	bipfw_step(ep->fw);
+	return 0;
+}
+
+int bip_ilrecv(bip_ep_t *ep, int tag, void *buf, size_t cap, bip_req_t *req)
+{
+	uint32_t gen;
+	int rc;
+
+	if (!ep || !req || (!buf && cap))
+		return -BIP_EINVAL;
+	if (tag < 0 || (unsigned)tag >= ep->k.long_tags)
+		return -BIP_ETAG;
+	rc = bipfw_post_lrecv(ep->fw, (uint32_t)tag, buf, cap, &gen);
+	if (rc)
+		return rc;
+	*req = (bip_req_t){ .id = BIP_REQ_RECV | (uint32_t)tag, .gen = gen };
+	bipfw_step(ep->fw);
+	return 0;
+}
+
+/* Reap without driving progress: 1 done, 0 not yet, < 0 failed. */
+static int reap(bip_ep_t *ep, bip_req_t *req, struct bip_status *st)
+{
+	struct bip_status s = { .node = -1, .tag = -1 };
+	int rc;
+
+	if (req->id & BIP_REQ_RECV) {
+		uint32_t tag = req->id & ~BIP_REQ_RECV;
+
+		rc = bipfw_reap_lrecv(ep->fw, tag, req->gen, &s.node, &s.len);
+		s.tag = (int)tag;
+		/* Nobody left who could send to us: give the receive up. */
+		if (rc == 0 && !bipfw_live_peers(ep->fw) &&
+		    bipfw_cancel_lrecv(ep->fw, tag, req->gen) == 0)
+			rc = -BIP_EPEERGONE;
+	} else {
+		rc = bipfw_reap_send(ep->fw, req->id, req->gen);
+	}
+	if (rc == 1 && st)
+		*st = s;
+	return rc;
+}
+
+int bip_test(bip_ep_t *ep, bip_req_t *req, int *done, struct bip_status *st)
+{
+	int rc;
+
+	if (!ep || !req || !done)
+		return -BIP_EINVAL;
+	bipfw_step(ep->fw);
+	rc = reap(ep, req, st);
+	*done = rc != 0;
+	return rc < 0 ? rc : 0;
+}
+
+int bip_wait(bip_ep_t *ep, bip_req_t *req, struct bip_status *st)
+{
+	int rc;
+
+	if (!ep || !req)
+		return -BIP_EINVAL;
+	while ((rc = reap(ep, req, st)) == 0)
+		bip_idle_wait(ep, -1);
+	return rc < 0 ? rc : 0;
+}
+
+int bip_lsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len)
+{
+	bip_req_t req;
+	int rc;
+
+	while ((rc = bip_ilsend(ep, node, tag, buf, len, &req)) == -BIP_EAGAIN)
+		bip_idle_wait(ep, -1);
+	return rc ? rc : bip_wait(ep, &req, NULL);
+}
+
+int bip_lrecv(bip_ep_t *ep, int tag, void *buf, size_t cap,
+	      struct bip_status *st)
+{
+	bip_req_t req;
+	int rc = bip_ilrecv(ep, tag, buf, cap, &req);
+
+	return rc ? rc : bip_wait(ep, &req, st);
+}

@@ -1,0 +1,61 @@
+/*
+ * bip_wire.h - the format of a BIP packet on every wire (shm, udp, eth).
+ *
+ * The values below are the wire format: they must not change silently.
+ * Change BIP_WIRE_VERSION whenever a field, offset or type value changes.
+ * Only fixed-width integers, little-endian (every supported host is), so the
+ * NIC program and the kernel module can share this header.
+ */
+#ifndef BIP_COMMON_WIRE_H
+#define BIP_COMMON_WIRE_H
+
+#include <stdint.h>
+
+#define BIP_WIRE_VERSION 1
+
+/* Packet types: one list generates the enum and the names used in logs. */
+#define BIP_PKT_TYPES(X)                                                       \
+	X(SMALL)     /* a whole small message */                               \
+	X(LONG_RTS)  /* long message announced: tag, total length */           \
+	X(LONG_CTS)  /* receiver posted a matching receive: go */             \
+	X(LONG_DATA) /* one packet of a long message at an offset */           \
+	X(ACK)       /* cumulative ack only (not sequenced) */                \
+	X(NACK)      /* "resend from seq" (not sequenced) */                   \
+	X(CLOSE)     /* the sender closed its endpoint */
+
+enum bip_pkt_type {
+	BIP_PKT_NONE = 0,
+#define BIP_PKT_ENUM(name) BIP_PKT_##name,
+	BIP_PKT_TYPES(BIP_PKT_ENUM)
+#undef BIP_PKT_ENUM
+	BIP_PKT_NTYPES
+};
+
+/* Flags. */
+#define BIP_PKTF_BUSY 0x1    /* NACK: receiver had no buffer, back off */
+#define BIP_PKTF_DIRECT 0x2  /* LONG_DATA: data was written by single copy */
+#define BIP_PKTF_TRUNC 0x4   /* LONG_CTS: posted buffer too small, cancel */
+#define BIP_PKTF_CSUM 0x8    /* payload checksum in csum is valid */
+
+struct bip_pkt_hdr {
+	uint32_t job_key; /*  0: low 32 bits of the job key */
+	uint8_t version;  /*  4: BIP_WIRE_VERSION */
+	uint8_t type;     /*  5: enum bip_pkt_type */
+	uint16_t flags;   /*  6: BIP_PKTF_* */
+	uint16_t src;     /*  8: source node */
+	uint16_t dst;     /* 10: destination node */
+	uint32_t seq;     /* 12: sequence number (sequenced types only) */
+	uint32_t ack;     /* 16: cumulative ack: next seq expected from dst */
+	uint32_t len;     /* 20: payload bytes following the header */
+	uint32_t tag;     /* 24: long messages: tag */
+	uint32_t msg_id;  /* 28: long messages: sender's message id */
+	uint64_t offset;  /* 32: LONG_DATA: offset; RTS/CTS: total length */
+	uint64_t addr;    /* 40: LONG_CTS: receive buffer address (single copy) */
+	uint32_t csum;    /* 48: payload checksum when BIP_PKTF_CSUM */
+	uint32_t hcsum;   /* 52: header checksum, computed with hcsum = 0 */
+	uint32_t rsvd[2]; /* 56: zero */
+};                        /* 64 bytes: one cache line */
+
+_Static_assert(sizeof(struct bip_pkt_hdr) == 64, "wire header is 64 bytes");
+
+#endif

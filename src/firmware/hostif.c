@@ -1,0 +1,242 @@
+/*
+ * hostif.c - the host interface of the NIC program: send slots, the table of
+ * posted long receives by tag, the small-message queue, and completions.
+ * The host (libbip) calls these; the event loop fills in completions.
+ */
+#include <string.h>
+
+#include "log.h"
+#include "nic.h"
+
+static int slot_alloc(struct bipfw *fw, int peer)
+{
+	uint16_t i = fw->free_slot;
+	struct bipfw_send *s;
+
+	if (i == BIPFW_NONE)
+		return -BIP_EAGAIN;
+	s = &fw->slots[i];
+	fw->free_slot = s->next;
+	s->state = BIPFW_SEND_QUEUED;
+	s->peer = (uint16_t)peer;
+	s->gen++;
+	s->status = 0;
+	s->sent = 0;
+	s->direct = false;
+	s->raddr = 0;
+	/* Sends to one peer leave in the order they were posted. */
+	BIPFW_LIST_PUSH(&fw->peers[peer].fifo, fw->slots, next, i);
+	return i;
+}
+
+void bipfw_slot_free(struct bipfw *fw, unsigned slot)
+{
+	struct bipfw_send *s = &fw->slots[slot];
+
+	s->state = BIPFW_SEND_FREE;
+	s->next = fw->free_slot;
+	fw->free_slot = (uint16_t)slot;
+}
+
+void bipfw_send_complete(struct bipfw *fw, unsigned slot, int status)
+{
+	struct bipfw_send *s = &fw->slots[slot];
+
+	if (!s->is_long) {
+		bipfw_slot_free(fw, slot);
+		return;
+	}
+	s->state = BIPFW_SEND_DONE;
+	s->status = status;
+	if (!status)
+		fw->cnt.long_sent++;
+}
+
+static int check_peer(const struct bipfw *fw, int peer)
+{
+	if (peer < 0 || peer >= fw->cfg.nnodes || peer == fw->cfg.node)
+		return -BIP_ENODE;
+	if (fw->peers[peer].state != BIPFW_PEER_LIVE)
+		return -BIP_EPEERGONE;
+	return 0;
+}
+
+int bipfw_post_small(struct bipfw *fw, int peer, const void *buf, size_t len)
+{
+	struct bipfw_send *s;
+	int rc = check_peer(fw, peer);
+
+	if (rc)
+		return rc;
+	if (len > BIP_SMALL_MAX)
+		return -BIP_ETOOLONG;
+	rc = slot_alloc(fw, peer);
+	if (rc < 0)
+		return rc;
+	s = &fw->slots[rc];
+	s->is_long = false;
+	s->len = len;
+	memcpy(s->copy, buf, len);
+	s->buf = s->copy;
+	fw->cnt.small_sent++;
+	return 0;
+}
+
+int bipfw_post_long(struct bipfw *fw, int peer, uint32_t tag, const void *buf,
+		    size_t len, uint32_t *gen_p)
+{
+	struct bipfw_send *s;
+	int rc = check_peer(fw, peer);
+
+	if (rc)
+		return rc;
+	if (tag >= fw->cfg.long_tags)
+		return -BIP_ETAG;
+	if (!buf && len)
+		return -BIP_EINVAL;
+	rc = slot_alloc(fw, peer);
+	if (rc < 0)
+		return rc;
+	s = &fw->slots[rc];
+	s->is_long = true;
+	s->tag = tag;
+	s->buf = buf;
+	s->len = len;
+	*gen_p = s->gen;
+	return rc;
+}
+
+int bipfw_reap_send(struct bipfw *fw, unsigned slot, uint32_t gen)
+{
+	struct bipfw_send *s;
+	int status;
+
+	if (slot >= fw->cfg.send_slots)
+		return -BIP_ENOREQ;
+	s = &fw->slots[slot];
+	if (s->gen != gen || !s->is_long || s->state == BIPFW_SEND_FREE)
+		return -BIP_ENOREQ;
+	if (s->state != BIPFW_SEND_DONE)
+		return 0;
+	status = s->status;
+	bipfw_slot_free(fw, slot);
+	return status ? status : 1;
+}
+
+/* Matching rule: the oldest announced message on a tag takes its receive;
+ * the receiver then owes the sender a CTS (queued, never waited on). */
+void bipfw_match_tag(struct bipfw *fw, uint32_t tag)
+{
+	struct bipfw_lrecv *r = &fw->tags[tag];
+	struct bipfw_rts *m;
+	uint16_t i = r->rts_head;
+
+	if (r->state != BIPFW_LRECV_POSTED || i == BIPFW_NONE)
+		return;
+	m = &fw->rts[i];
+	r->rts_head = m->next;
+	if (r->rts_head == BIPFW_NONE)
+		r->rts_tail = BIPFW_NONE;
+	r->src = m->src;
+	r->msg_id = m->msg_id;
+	r->total = m->total;
+	r->received = 0;
+	m->next = fw->free_rts;
+	fw->free_rts = i;
+
+	r->state = BIPFW_LRECV_ACTIVE;
+	r->cts_flagged = r->total > r->cap;
+	if (r->cts_flagged) {
+		/* Too long for the posted buffer: the CTS cancels the send and
+		 * the receive completes in error once that CTS has left. */
+		bip_info("long message of %zu bytes from node %u on tag %u "
+			 "exceeds the posted %zu bytes",
+			 r->total, r->src, tag, r->cap);
+		r->status = -BIP_ETRUNC;
+	}
+	BIPFW_LIST_PUSH(&fw->peers[r->src].cts, fw->tags, cts_next, tag);
+}
+
+int bipfw_post_lrecv(struct bipfw *fw, uint32_t tag, void *buf, size_t cap,
+		     uint32_t *gen_p)
+{
+	struct bipfw_lrecv *r;
+
+	if (tag >= fw->cfg.long_tags)
+		return -BIP_ETAG;
+	if (!buf && cap)
+		return -BIP_EINVAL;
+	r = &fw->tags[tag];
+	if (r->state != BIPFW_LRECV_FREE)
+		return -BIP_EBUSY;
+	r->state = BIPFW_LRECV_POSTED;
+	r->gen++;
+	r->buf = buf;
+	r->cap = cap;
+	r->status = 0;
+	bipfw_match_tag(fw, tag);
+	*gen_p = r->gen;
+	return 0;
+}
+
+int bipfw_reap_lrecv(struct bipfw *fw, uint32_t tag, uint32_t gen, int *node_p,
+		     size_t *len_p)
+{
+	struct bipfw_lrecv *r;
+
+	if (tag >= fw->cfg.long_tags)
+		return -BIP_ENOREQ;
+	r = &fw->tags[tag];
+	if (r->gen != gen || r->state == BIPFW_LRECV_FREE)
+		return -BIP_ENOREQ;
+	if (r->state != BIPFW_LRECV_DONE)
+		return 0;
+	*node_p = r->src;
+	*len_p = r->received;
+	r->state = BIPFW_LRECV_FREE;
+	return r->status ? r->status : 1;
+}
+
+int bipfw_cancel_lrecv(struct bipfw *fw, uint32_t tag, uint32_t gen)
+{
+	struct bipfw_lrecv *r;
+
+	if (tag >= fw->cfg.long_tags || fw->tags[tag].gen != gen ||
+	    fw->tags[tag].state == BIPFW_LRECV_FREE)
+		return -BIP_ENOREQ;
+	r = &fw->tags[tag];
+	if (r->state != BIPFW_LRECV_POSTED)
+		return -BIP_EBUSY;
+	r->state = BIPFW_LRECV_FREE;
+	return 0;
+}
+
+int bipfw_small_peek(struct bipfw *fw, const void **data, size_t *len_p,
+		     int *node_p)
+{
+	struct bipfw_small_entry *e;
+
+	if (!fw->sq_count)
+		return -BIP_EAGAIN;
+	e = &fw->smallq[fw->sq_head];
+	*data = e->data;
+	*len_p = e->len;
+	*node_p = e->src;
+	return 0;
+}
+
+void bipfw_small_pop(struct bipfw *fw)
+{
+	if (!fw->sq_count)
+		return;
+	fw->sq_head = (fw->sq_head + 1) % fw->cfg.small_queue;
+	fw->sq_count--;
+}
+
+int bipfw_take_error(struct bipfw *fw)
+{
+	int err = fw->pending_error;
+
+	fw->pending_error = 0;
+	return err;
+}

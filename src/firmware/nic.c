@@ -1,0 +1,284 @@
+/*
+ * nic.c - the NIC program's life cycle and event loop: memory set-up, one
+ * step (receive, transmit, acks, timers, peer liveness), sleeping through
+ * the wire's interrupt, and losing a peer.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "nic.h"
+
+#define RX_BUDGET 64 /* packets received per step */
+#define BUSY_POLL_US 200 /* sleep bound while sends wait for link space */
+
+uint64_t bipfw_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* A small message always fits in one packet. */
+static int config_check(const struct bipfw_config *c)
+{
+	if (c->nnodes < 1 || c->nnodes > 0xfff0 || c->node < 0 ||
+	    c->node >= c->nnodes || !c->small_queue || !c->send_slots ||
+	    c->send_slots >= BIPFW_NONE || !c->long_tags ||
+	    c->long_tags >= BIPFW_NONE || c->window < 2 || !c->ack_every ||
+	    c->packet_size < BIP_SMALL_MAX || c->packet_size > UINT32_MAX)
+		return -BIP_EINVAL;
+	return 0;
+}
+
+int bipfw_create(const struct bipfw_config *cfg, const struct bipfw_wire *wire,
+		 void *wire_ctx, struct bipfw **fw_p)
+{
+	struct bipfw *fw;
+	size_t n = (size_t)cfg->nnodes, nrts;
+	uint8_t *m;
+	int rc = config_check(cfg);
+
+	if (rc)
+		return rc;
+	fw = calloc(1, sizeof(*fw));
+	if (!fw)
+		return -BIP_ENOMEM;
+	fw->cfg = *cfg;
+	fw->wire = wire;
+	fw->wire_ctx = wire_ctx;
+	fw->lossy = wire->flags & BIPFW_WIRE_LOSSY;
+	/* Every sender's slots can announce to us at once: never refused. */
+	nrts = n * cfg->send_slots;
+	if (nrts >= BIPFW_NONE)
+		nrts = BIPFW_NONE - 1;
+
+	fw->peers = calloc(n, sizeof(*fw->peers));
+	fw->slots = calloc(cfg->send_slots, sizeof(*fw->slots));
+	fw->tags = calloc(cfg->long_tags, sizeof(*fw->tags));
+	fw->rts = calloc(nrts, sizeof(*fw->rts));
+	fw->smallq = calloc(cfg->small_queue, sizeof(*fw->smallq));
+	fw->mem = malloc(((size_t)cfg->small_queue + cfg->send_slots) *
+			 BIP_SMALL_MAX);
+	if (!fw->peers || !fw->slots || !fw->tags || !fw->rts ||
+	    !fw->smallq || !fw->mem)
+		goto nomem;
+	for (size_t i = 0; i < n; i++) {
+		struct bipfw_peer *p = &fw->peers[i];
+
+		p->board = calloc(cfg->window, sizeof(*p->board));
+		if (!p->board)
+			goto nomem;
+		bipfw_rel_init(&p->tx, &p->rx, 0);
+		BIPFW_LIST_INIT(&p->fifo);
+		BIPFW_LIST_INIT(&p->stream);
+		BIPFW_LIST_INIT(&p->cts);
+	}
+	m = fw->mem;
+	for (unsigned i = 0; i < cfg->small_queue; i++, m += BIP_SMALL_MAX)
+		fw->smallq[i].data = m;
+	fw->free_slot = BIPFW_NONE;
+	for (unsigned i = cfg->send_slots; i-- > 0; m += BIP_SMALL_MAX) {
+		fw->slots[i].copy = m;
+		bipfw_slot_free(fw, i);
+	}
+	for (unsigned i = 0; i < cfg->long_tags; i++)
+		fw->tags[i].rts_head = fw->tags[i].rts_tail = BIPFW_NONE;
+	fw->free_rts = BIPFW_NONE;
+	for (size_t i = nrts; i-- > 0;) {
+		fw->rts[i].next = fw->free_rts;
+		fw->free_rts = (uint16_t)i;
+	}
+	fw->now = bipfw_now_us();
+	fw->next_liveness = fw->now + (uint64_t)cfg->liveness_ms * 1000;
+	*fw_p = fw;
+	return 0;
+nomem:
+	bipfw_destroy(fw);
+	return -BIP_ENOMEM;
+}
+
+void bipfw_destroy(struct bipfw *fw)
+{
+	if (!fw)
+		return;
+	for (int i = 0; fw->peers && i < fw->cfg.nnodes; i++)
+		free(fw->peers[i].board);
+	free(fw->peers);
+	free(fw->slots);
+	free(fw->tags);
+	free(fw->rts);
+	free(fw->smallq);
+	free(fw->mem);
+	free(fw);
+}
+
+/* The peer can no longer take part: everything waiting on it fails. */
+void bipfw_peer_lost(struct bipfw *fw, int peer, enum bipfw_peer_state why)
+{
+	struct bipfw_peer *p = &fw->peers[peer];
+
+	if (p->state != BIPFW_PEER_LIVE)
+		return;
+	p->state = (uint8_t)why;
+	if (why == BIPFW_PEER_GONE)
+		bip_warn("node %d is gone (its process ended without closing)",
+			 peer);
+	else
+		bip_dbg("node %d closed", peer);
+
+	for (unsigned i = 0; i < fw->cfg.send_slots; i++) {
+		struct bipfw_send *s = &fw->slots[i];
+
+		if (s->peer == peer && s->state != BIPFW_SEND_FREE &&
+		    s->state != BIPFW_SEND_DONE)
+			bipfw_send_complete(fw, i, -BIP_EPEERGONE);
+	}
+	for (unsigned t = 0; t < fw->cfg.long_tags; t++) {
+		struct bipfw_lrecv *r = &fw->tags[t];
+		uint16_t *link = &r->rts_head, last = BIPFW_NONE;
+
+		if (r->state == BIPFW_LRECV_ACTIVE && r->src == peer) {
+			r->state = BIPFW_LRECV_DONE;
+			r->status = -BIP_EPEERGONE;
+		}
+		/* Forget what it announced on this tag. */
+		while (*link != BIPFW_NONE) {
+			struct bipfw_rts *m = &fw->rts[*link];
+			uint16_t i = *link;
+
+			if (m->src != peer) {
+				last = i;
+				link = &m->next;
+				continue;
+			}
+			*link = m->next;
+			m->next = fw->free_rts;
+			fw->free_rts = i;
+		}
+		r->rts_tail = last;
+	}
+	BIPFW_LIST_INIT(&p->fifo);
+	BIPFW_LIST_INIT(&p->stream);
+	BIPFW_LIST_INIT(&p->cts);
+	p->tx.una = p->tx.resend = p->tx.next;
+}
+
+/* Returns how many peers were lost: an event the host must see, since it
+ * completes whatever waited on them. */
+static int check_liveness(struct bipfw *fw)
+{
+	int lost = 0;
+
+	fw->next_liveness = fw->now + (uint64_t)fw->cfg.liveness_ms * 1000;
+	for (int i = 0; i < fw->cfg.nnodes; i++)
+		if (i != fw->cfg.node &&
+		    fw->peers[i].state == BIPFW_PEER_LIVE) {
+			int st = fw->wire->peer_state(fw->wire_ctx, i);
+
+			if (st != BIPFW_PEER_LIVE) {
+				bipfw_peer_lost(fw, i, st);
+				lost++;
+			}
+		}
+	return lost;
+}
+
+int bipfw_step(struct bipfw *fw)
+{
+	int rx, n;
+
+	fw->now = bipfw_now_us();
+	rx = bipfw_rx_run(fw, RX_BUDGET);
+	n = rx + bipfw_tx_run(fw);
+	bipfw_tx_acks(fw, false);
+	if (fw->lossy)
+		for (int i = 0; i < fw->cfg.nnodes; i++)
+			bipfw_rel_on_timer(&fw->peers[i].tx, fw->now,
+					   fw->cfg.retrans_us);
+	/* Judge a peer only once its packets are all drained. */
+	if (fw->now >= fw->next_liveness && rx < RX_BUDGET)
+		n += check_liveness(fw);
+	return n;
+}
+
+/* Anything to transmit that waits for link space, a hold-off or an ack. */
+static bool tx_pending(const struct bipfw *fw)
+{
+	for (int i = 0; i < fw->cfg.nnodes; i++) {
+		const struct bipfw_peer *p = &fw->peers[i];
+
+		if (p->state != BIPFW_PEER_LIVE)
+			continue;
+		if (p->fifo.head != BIPFW_NONE || p->stream.head != BIPFW_NONE ||
+		    p->cts.head != BIPFW_NONE || p->rx.nack_due ||
+		    p->tx.resend != p->tx.next ||
+		    (fw->lossy && p->tx.una != p->tx.next))
+			return true;
+	}
+	return false;
+}
+
+void bipfw_block(struct bipfw *fw, unsigned max_us)
+{
+	unsigned live_us = fw->cfg.liveness_ms * 1000;
+
+	fw->now = bipfw_now_us();
+	bipfw_tx_acks(fw, true);
+	/* Nothing wakes us when link space frees up: poll instead. */
+	if (tx_pending(fw) && max_us > BUSY_POLL_US)
+		max_us = BUSY_POLL_US;
+	if (max_us > live_us)
+		max_us = live_us;
+	fw->wire->wait(fw->wire_ctx, max_us);
+}
+
+void bipfw_announce_close(struct bipfw *fw)
+{
+	for (int i = 0; i < fw->cfg.nnodes; i++)
+		if (i != fw->cfg.node &&
+		    fw->peers[i].state == BIPFW_PEER_LIVE)
+			(void)bipfw_tx_control(fw, i, BIP_PKT_CLOSE, 0, 0);
+}
+
+bool bipfw_sends_drained(const struct bipfw *fw)
+{
+	for (unsigned i = 0; i < fw->cfg.send_slots; i++)
+		if (fw->slots[i].state != BIPFW_SEND_FREE &&
+		    fw->slots[i].state != BIPFW_SEND_DONE)
+			return false;
+	return true;
+}
+
+int bipfw_live_peers(const struct bipfw *fw)
+{
+	int n = 0;
+
+	for (int i = 0; i < fw->cfg.nnodes; i++)
+		n += i != fw->cfg.node && fw->peers[i].state == BIPFW_PEER_LIVE;
+	return n;
+}
+
+bool bipfw_peer_gone(const struct bipfw *fw, int peer)
+{
+	return fw->peers[peer].state != BIPFW_PEER_LIVE;
+}
+
+const struct bipfw_counters *bipfw_counters(const struct bipfw *fw)
+{
+	return &fw->cnt;
+}
+
+const char *bipfw_pkt_name(unsigned type)
+{
+	static const char *const names[] = {
+		[BIP_PKT_NONE] = "NONE",
+#define BIP_PKT_NAME(name) [BIP_PKT_##name] = #name,
+		BIP_PKT_TYPES(BIP_PKT_NAME)
+#undef BIP_PKT_NAME
+	};
+
+	return type < BIP_PKT_NTYPES ? names[type] : "INVALID";
+}

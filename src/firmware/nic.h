@@ -1,0 +1,250 @@
+/*
+ * nic.h - private state of the NIC control program, shared by its files
+ * (reliable.c, rx.c, tx.c, hostif.c, nic.c) and by the firmware unit tests.
+ */
+#ifndef BIP_FIRMWARE_NIC_H
+#define BIP_FIRMWARE_NIC_H
+
+#include "bip.h"
+#include "firmware.h"
+
+#define BIPFW_NONE 0xffffu /* end of an index-linked list */
+
+/*
+ * Reliability: go-back-N with modified ACK/NACK, per pair of nodes.
+ *
+ * Sender invariants: una <= resend <= next (in sequence space, mod 2^32).
+ * Packets [una, next) sit in the scoreboard until acknowledged; those in
+ * [resend, next) are (again) to be put on the link. An ACK carrying a moves
+ * una to a (cumulative). A NACK for s means "everything before s arrived,
+ * resend from s": una = s, resend = s. A NACK flagged busy adds a hold-off
+ * (doubling, reset on progress) so a receiver out of buffers is not flooded.
+ * On lossy wires, no progress for retrans_us rolls resend back to una.
+ *
+ * Receiver invariant: every packet before expected was delivered exactly
+ * once. Only seq == expected is accepted; an older one is a duplicate
+ * (dropped, but its ack is re-sent since the sender may have missed it);
+ * a newer one follows a loss (dropped, one NACK for expected per gap).
+ * A packet the host cannot take (no buffer) is dropped and NACKed busy.
+ * Acks ride on every packet going back; a bare ACK goes when ack_every
+ * packets are unacknowledged, when ack_delay_us passed, or at once when a
+ * sender is blocked on it (urgent).
+ */
+struct bipfw_rel_tx {
+	uint32_t next;        /* seq of the next new packet */
+	uint32_t una;         /* oldest unacknowledged seq */
+	uint32_t resend;      /* next seq to put on the link */
+	uint32_t backoff_us;  /* current busy hold-off, 0 when none */
+	uint64_t hold_until;  /* no packet before this time (busy NACK) */
+	uint64_t progress_at; /* last ack progress: base of the timer */
+};
+
+struct bipfw_rel_rx {
+	uint32_t expected;      /* next seq accepted */
+	uint32_t unacked;       /* accepted but not yet acknowledged */
+	uint64_t unacked_since; /* when the oldest of those was accepted */
+	uint32_t nack_seq;      /* seq a NACK is due for */
+	uint16_t nack_flags;    /* BIP_PKTF_BUSY or 0 */
+	bool nack_due;          /* a NACK must go out */
+	bool gap_nacked;        /* the current gap was NACKed already */
+	bool ack_urgent;        /* ack without waiting */
+};
+
+enum bipfw_rx_verdict {
+	BIPFW_RX_ACCEPT, /* seq == expected */
+	BIPFW_RX_DUP,    /* already delivered */
+	BIPFW_RX_GAP,    /* something before it was lost */
+};
+
+static inline bool bipfw_seq_before(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) < 0;
+}
+
+void bipfw_rel_init(struct bipfw_rel_tx *tx, struct bipfw_rel_rx *rx,
+		    uint64_t now);
+/* Event: cumulative ack a. Returns how many packets it newly covers. */
+uint32_t bipfw_rel_on_ack(struct bipfw_rel_tx *tx, uint32_t a, uint64_t now);
+/* Event: NACK for seq (after its cumulative ack was applied). */
+void bipfw_rel_on_nack(struct bipfw_rel_tx *tx, uint32_t seq, bool busy,
+		       uint64_t now, unsigned first_backoff_us);
+/* Event: time passes. Returns true if it rolled back (a timeout). */
+bool bipfw_rel_on_timer(struct bipfw_rel_tx *tx, uint64_t now,
+			unsigned retrans_us);
+/* Event: a new packet takes the next seq. */
+uint32_t bipfw_rel_on_send_new(struct bipfw_rel_tx *tx, uint64_t now);
+bool bipfw_rel_may_send(const struct bipfw_rel_tx *tx, uint64_t now);
+bool bipfw_rel_window_full(const struct bipfw_rel_tx *tx, unsigned window);
+
+/* Event: a sequenced packet arrives. */
+enum bipfw_rx_verdict bipfw_rel_on_arrival(struct bipfw_rel_rx *rx,
+					   uint32_t seq);
+/* Event: the host took the expected packet / had no buffer for it. */
+void bipfw_rel_on_delivered(struct bipfw_rel_rx *rx, uint64_t now);
+void bipfw_rel_on_refused(struct bipfw_rel_rx *rx);
+/* Event: a packet carrying our ack (bare ACK or piggyback) left. */
+void bipfw_rel_on_ack_sent(struct bipfw_rel_rx *rx);
+bool bipfw_rel_ack_due(const struct bipfw_rel_rx *rx, uint64_t now,
+		       unsigned every, unsigned delay_us);
+
+/* --- sends ------------------------------------------------------------- */
+
+enum bipfw_send_state {
+	BIPFW_SEND_FREE,
+	BIPFW_SEND_QUEUED,   /* waiting for its first packet (FIFO) */
+	BIPFW_SEND_WAIT_CTS, /* long: RTS sent, receiver not ready */
+	BIPFW_SEND_STREAM,   /* long: cleared, data being packetized */
+	BIPFW_SEND_WAIT_ACK, /* every packet out, waiting for the acks */
+	BIPFW_SEND_DONE,     /* long: complete, status set, host to reap */
+};
+
+struct bipfw_send {
+	uint8_t state;  /* enum bipfw_send_state */
+	bool is_long;
+	uint16_t peer;
+	uint16_t next;  /* FIFO / stream list link */
+	uint32_t gen;   /* request generation */
+	uint32_t tag;
+	uint32_t rtag;  /* receiver's tag for the data (from the CTS) */
+	int status;
+	const uint8_t *buf; /* long: user buffer; small: the copy below */
+	size_t len;
+	size_t sent;    /* long: bytes packetized so far */
+	uint64_t raddr; /* long: receive buffer address, for DMA */
+	bool direct;    /* long: data already written by DMA */
+	uint8_t *copy;  /* small: BIP_SMALL_MAX bytes owned by the slot */
+};
+
+/* One packet in flight, enough to rebuild it for a resend. */
+struct bipfw_txent {
+	uint8_t type;
+	uint16_t flags;
+	uint16_t slot;   /* owning send slot, or BIPFW_NONE */
+	uint32_t len;
+	uint32_t tag;
+	uint32_t msg_id;
+	uint64_t offset;
+	uint64_t addr;
+	bool last;       /* LONG_DATA: completes its send once acked */
+};
+
+/* --- long receives --------------------------------------------------- */
+
+enum bipfw_lrecv_state {
+	BIPFW_LRECV_FREE,
+	BIPFW_LRECV_POSTED, /* waiting for an RTS on this tag */
+	BIPFW_LRECV_ACTIVE, /* matched: CTS queued or sent, data arriving */
+	BIPFW_LRECV_DONE,   /* complete, status set, host to reap */
+};
+
+struct bipfw_lrecv {
+	uint8_t state;     /* enum bipfw_lrecv_state */
+	bool cts_flagged;  /* TRUNC to be carried by its CTS */
+	uint16_t src;
+	uint16_t cts_next; /* link in the peer's CTS list */
+	uint16_t rts_head, rts_tail; /* announced messages not yet matched */
+	uint32_t gen;
+	uint32_t msg_id;
+	int status;
+	uint8_t *buf;
+	size_t cap, total, received;
+};
+
+/* An RTS waiting for its tag to be posted. */
+struct bipfw_rts {
+	uint16_t src;
+	uint16_t next;
+	uint32_t msg_id;
+	uint64_t total;
+};
+
+/* --- peers -------------------------------------------------------------- */
+
+/* FIFO of indices into an array whose elements link through `field`. */
+struct bipfw_list {
+	uint16_t head, tail;
+};
+
+#define BIPFW_LIST_INIT(l) ((l)->head = (l)->tail = BIPFW_NONE)
+
+#define BIPFW_LIST_PUSH(l, arr, field, i)                                      \
+	do {                                                                   \
+		(arr)[i].field = BIPFW_NONE;                                   \
+		if ((l)->tail == BIPFW_NONE)                                   \
+			(l)->head = (uint16_t)(i);                             \
+		else                                                           \
+			(arr)[(l)->tail].field = (uint16_t)(i);                \
+		(l)->tail = (uint16_t)(i);                                     \
+	} while (0)
+
+#define BIPFW_LIST_POP(l, arr, field)                                          \
+	do {                                                                   \
+		(l)->head = (arr)[(l)->head].field;                            \
+		if ((l)->head == BIPFW_NONE)                                   \
+			(l)->tail = BIPFW_NONE;                                \
+	} while (0)
+
+struct bipfw_peer {
+	uint8_t state;                /* enum bipfw_peer_state */
+	struct bipfw_rel_tx tx;
+	struct bipfw_rel_rx rx;
+	struct bipfw_txent *board;    /* scoreboard: window entries by seq */
+	struct bipfw_list fifo;       /* sends waiting for their first packet */
+	struct bipfw_list stream;     /* long sends cleared to send data */
+	struct bipfw_list cts;        /* tags owing this peer a CTS */
+};
+
+struct bipfw_small_entry {
+	uint16_t src;
+	uint32_t len;
+	uint8_t *data; /* BIP_SMALL_MAX bytes */
+};
+
+struct bipfw {
+	struct bipfw_config cfg;
+	const struct bipfw_wire *wire;
+	void *wire_ctx;
+	bool lossy; /* cached wire flag: checksums and timers */
+
+	struct bipfw_peer *peers;
+	struct bipfw_send *slots;
+	uint16_t free_slot; /* free list of slots */
+	struct bipfw_lrecv *tags;
+	struct bipfw_rts *rts;
+	uint16_t free_rts;
+
+	struct bipfw_small_entry *smallq;
+	unsigned sq_head, sq_count;
+	bool in_overflow; /* refusing small packets right now */
+	int pending_error;
+
+	uint64_t now;
+	uint64_t next_liveness;
+	unsigned rr; /* round-robin start for transmit */
+
+	struct bipfw_counters cnt;
+	uint8_t *mem; /* one allocation for the buffers above */
+};
+
+/* A long message's id on the wire: its slot plus a generation, so that a
+ * stale CTS for a reused slot is recognised. */
+static inline uint32_t bipfw_msg_id(const struct bipfw *fw, unsigned slot)
+{
+	return (fw->slots[slot].gen % 0x10000) * fw->cfg.send_slots + slot;
+}
+
+/* rx.c */
+int bipfw_rx_run(struct bipfw *fw, unsigned budget);
+/* tx.c */
+int bipfw_tx_run(struct bipfw *fw);
+int bipfw_tx_control(struct bipfw *fw, int peer, uint8_t type, uint16_t flags,
+		     uint32_t seq);
+void bipfw_tx_acks(struct bipfw *fw, bool all);
+/* hostif.c */
+void bipfw_match_tag(struct bipfw *fw, uint32_t tag);
+void bipfw_send_complete(struct bipfw *fw, unsigned slot, int status);
+void bipfw_slot_free(struct bipfw *fw, unsigned slot);
+/* nic.c */
+void bipfw_peer_lost(struct bipfw *fw, int peer, enum bipfw_peer_state why);
+
+#endif

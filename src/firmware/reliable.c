@@ -1,0 +1,135 @@
+/*
+ * reliable.c - the reliability state machine (go-back-N with modified
+ * ACK/NACK), one function per event. It knows sequence numbers and time
+ * only: no wire, no buffers, so it is unit-tested on its own. The rules and
+ * invariants are stated above struct bipfw_rel_tx in nic.h.
+ */
+#include "nic.h"
+
+#define BACKOFF_MAX_US 2000
+
+void bipfw_rel_init(struct bipfw_rel_tx *tx, struct bipfw_rel_rx *rx,
+		    uint64_t now)
+{
+	*tx = (struct bipfw_rel_tx){ .progress_at = now };
+	*rx = (struct bipfw_rel_rx){ 0 };
+}
+
+uint32_t bipfw_rel_on_ack(struct bipfw_rel_tx *tx, uint32_t a, uint64_t now)
+{
+	uint32_t covered;
+
+	/* Stale (already covered) or bogus (beyond what we sent): ignore. */
+	if (!bipfw_seq_before(tx->una, a) || bipfw_seq_before(tx->next, a))
+		return 0;
+	covered = a - tx->una;
+	tx->una = a;
+	/* An ack beyond the resend point means those packets got through. */
+	if (bipfw_seq_before(tx->resend, a))
+		tx->resend = a;
+	tx->progress_at = now;
+	tx->backoff_us = 0;
+	return covered;
+}
+
+void bipfw_rel_on_nack(struct bipfw_rel_tx *tx, uint32_t seq, bool busy,
+		       uint64_t now, unsigned first_backoff_us)
+{
+	/* NACK s: s and what follows were dropped; only [una, next) counts. */
+	if (bipfw_seq_before(seq, tx->una) || !bipfw_seq_before(seq, tx->next))
+		return;
+	tx->resend = seq;
+	if (busy) {
+		/* Busy: the receiver has no buffer; wait longer each time. */
+		tx->backoff_us = tx->backoff_us ? tx->backoff_us * 2
+						: first_backoff_us;
+		if (tx->backoff_us > BACKOFF_MAX_US)
+			tx->backoff_us = BACKOFF_MAX_US;
+		tx->hold_until = now + tx->backoff_us;
+	}
+	tx->progress_at = now;
+}
+
+bool bipfw_rel_on_timer(struct bipfw_rel_tx *tx, uint64_t now,
+			unsigned retrans_us)
+{
+	/* Nothing in flight, or still sending: no timeout. */
+	if (tx->una == tx->next || now - tx->progress_at < retrans_us)
+		return false;
+	/* Lost packet or lost ack: go back to the oldest unacked packet. */
+	tx->resend = tx->una;
+	tx->progress_at = now;
+	return true;
+}
+
+uint32_t bipfw_rel_on_send_new(struct bipfw_rel_tx *tx, uint64_t now)
+{
+	/* The timer runs from the first packet put in flight. */
+	if (tx->una == tx->next)
+		tx->progress_at = now;
+	tx->resend = tx->next + 1;
+	return tx->next++;
+}
+
+bool bipfw_rel_may_send(const struct bipfw_rel_tx *tx, uint64_t now)
+{
+	return now >= tx->hold_until;
+}
+
+bool bipfw_rel_window_full(const struct bipfw_rel_tx *tx, unsigned window)
+{
+	return tx->next - tx->una >= window;
+}
+
+enum bipfw_rx_verdict bipfw_rel_on_arrival(struct bipfw_rel_rx *rx,
+					   uint32_t seq)
+{
+	if (seq == rx->expected)
+		return BIPFW_RX_ACCEPT;
+	if (bipfw_seq_before(seq, rx->expected)) {
+		/* Duplicate: the sender missed our ack; repeat it now. */
+		rx->ack_urgent = true;
+		return BIPFW_RX_DUP;
+	}
+	/* Gap: one NACK for expected per gap; timers cover a lost NACK. */
+	if (!rx->gap_nacked) {
+		rx->nack_due = true;
+		rx->nack_seq = rx->expected;
+		rx->nack_flags = 0;
+		rx->gap_nacked = true;
+	}
+	return BIPFW_RX_GAP;
+}
+
+void bipfw_rel_on_delivered(struct bipfw_rel_rx *rx, uint64_t now)
+{
+	if (rx->unacked++ == 0)
+		rx->unacked_since = now;
+	rx->expected++;
+	rx->gap_nacked = false;
+}
+
+void bipfw_rel_on_refused(struct bipfw_rel_rx *rx)
+{
+	/* No buffer: drop, NACK busy; what follows is dropped as a gap. */
+	rx->nack_due = true;
+	rx->nack_seq = rx->expected;
+	rx->nack_flags = BIP_PKTF_BUSY;
+	rx->gap_nacked = true;
+}
+
+void bipfw_rel_on_ack_sent(struct bipfw_rel_rx *rx)
+{
+	rx->unacked = 0;
+	rx->ack_urgent = false;
+}
+
+bool bipfw_rel_ack_due(const struct bipfw_rel_rx *rx, uint64_t now,
+		       unsigned every, unsigned delay_us)
+{
+	if (rx->ack_urgent)
+		return true;
+	if (!rx->unacked)
+		return false;
+	return rx->unacked >= every || now - rx->unacked_since >= delay_us;
+}

@@ -1,0 +1,248 @@
+/*
+ * rx.c - the receive half of the event loop: validate each packet from the
+ * link, apply the reliability rules, and deliver what is in sequence to the
+ * host interface (small queue, long receives, send slots).
+ */
+#include <string.h>
+
+#include "log.h"
+#include "nic.h"
+
+/* What delivering a packet to the host came to. */
+enum deliver_result {
+	DELIVERED,
+	NO_BUFFER, /* drop and NACK busy: the sender will resend */
+};
+
+/* A malformed packet is counted and dropped; it never reaches the host. */
+static bool packet_valid(struct bipfw *fw, const struct bip_pkt_hdr *h,
+			 const void *payload)
+{
+	const struct bipfw_config *c = &fw->cfg;
+
+	if (fw->lossy && !bipfw_hdr_intact(h))
+		goto bad;
+	if (h->job_key != c->job_key) {
+		fw->cnt.dropped_foreign++;
+		bip_dbg("dropped a packet of another job (key %08x)",
+			h->job_key);
+		return false;
+	}
+	if (h->version != BIP_WIRE_VERSION || h->type == BIP_PKT_NONE ||
+	    h->type >= BIP_PKT_NTYPES || h->dst != c->node ||
+	    h->src >= c->nnodes || h->src == c->node || h->len > c->packet_size)
+		goto bad;
+	if (h->type == BIP_PKT_SMALL && h->len > BIP_SMALL_MAX)
+		goto bad;
+	if ((h->flags & BIP_PKTF_CSUM) && bipfw_csum(payload, h->len) != h->csum)
+		goto bad;
+	return true;
+bad:
+	fw->cnt.dropped_bad++;
+	bip_dbg("dropped a malformed packet (type %u from %u, len %u)",
+		h->type, h->src, h->len);
+	return false;
+}
+
+static enum deliver_result deliver_small(struct bipfw *fw, int src,
+					 const struct bip_pkt_hdr *h,
+					 const void *payload)
+{
+	struct bipfw_small_entry *e;
+
+	if (fw->sq_count == fw->cfg.small_queue) {
+		/* Overflow: reported to the host once per episode. */
+		fw->cnt.small_overflows++;
+		if (!fw->in_overflow) {
+			fw->in_overflow = true;
+			fw->pending_error = -BIP_EOVERFLOW;
+			bip_info("small-message queue full (%u); node %d "
+				 "will resend",
+				 fw->cfg.small_queue, src);
+		}
+		return NO_BUFFER;
+	}
+	fw->in_overflow = false;
+	e = &fw->smallq[(fw->sq_head + fw->sq_count) % fw->cfg.small_queue];
+	e->src = (uint16_t)src;
+	e->len = h->len;
+	memcpy(e->data, payload, h->len);
+	fw->sq_count++;
+	fw->cnt.small_received++;
+	return DELIVERED;
+}
+
+static enum deliver_result deliver_rts(struct bipfw *fw, int src,
+				       const struct bip_pkt_hdr *h)
+{
+	struct bipfw_lrecv *r;
+	struct bipfw_rts *m;
+	uint16_t i = fw->free_rts;
+
+	if (h->tag >= fw->cfg.long_tags) {
+		bip_warn("node %d announced a long message on tag %u, beyond "
+			 "%u tags; dropped",
+			 src, h->tag, fw->cfg.long_tags);
+		fw->cnt.dropped_bad++;
+		return DELIVERED;
+	}
+	if (i == BIPFW_NONE)
+		return NO_BUFFER;
+	m = &fw->rts[i];
+	fw->free_rts = m->next;
+	m->src = (uint16_t)src;
+	m->msg_id = h->msg_id;
+	m->total = h->offset;
+	r = &fw->tags[h->tag];
+	/* Announced messages on a tag are matched in arrival order. */
+	m->next = BIPFW_NONE;
+	if (r->rts_tail == BIPFW_NONE)
+		r->rts_head = i;
+	else
+		fw->rts[r->rts_tail].next = i;
+	r->rts_tail = i;
+	bipfw_match_tag(fw, h->tag);
+	return DELIVERED;
+}
+
+static void deliver_cts(struct bipfw *fw, int src, const struct bip_pkt_hdr *h)
+{
+	unsigned slot = h->msg_id % fw->cfg.send_slots;
+	struct bipfw_send *s = &fw->slots[slot];
+
+	if (s->state != BIPFW_SEND_WAIT_CTS || s->peer != src ||
+	    h->msg_id != bipfw_msg_id(fw, slot)) {
+		fw->cnt.dropped_bad++;
+		bip_warn("stale CTS from node %d for message %u", src,
+			 h->msg_id);
+		return;
+	}
+	if (h->flags & BIP_PKTF_TRUNC) {
+		bipfw_send_complete(fw, slot, -BIP_ETRUNC);
+		return;
+	}
+	s->state = BIPFW_SEND_STREAM;
+	s->rtag = h->tag;
+	s->raddr = h->addr;
+	BIPFW_LIST_PUSH(&fw->peers[src].stream, fw->slots, next, slot);
+}
+
+static void deliver_data(struct bipfw *fw, int src, struct bipfw_rel_rx *rx,
+			 const struct bip_pkt_hdr *h, const void *payload)
+{
+	struct bipfw_lrecv *r = h->tag < fw->cfg.long_tags ? &fw->tags[h->tag]
+							   : NULL;
+
+	if (!r || r->state != BIPFW_LRECV_ACTIVE || r->src != src ||
+	    r->msg_id != h->msg_id || h->offset + h->len > r->total) {
+		fw->cnt.dropped_bad++;
+		bip_warn("unexpected long data from node %d (tag %u)", src,
+			 h->tag);
+		return;
+	}
+	if (h->flags & BIP_PKTF_DIRECT) {
+		/* The data was written by DMA before this packet was sent. */
+		r->received = r->total;
+	} else {
+		memcpy(r->buf + h->offset, payload, h->len);
+		r->received += h->len;
+	}
+	if (r->received == r->total) {
+		r->state = BIPFW_LRECV_DONE;
+		fw->cnt.long_received++;
+		/* The sender's request completes on our ack: send it now. */
+		rx->ack_urgent = true;
+	}
+}
+
+static enum deliver_result deliver(struct bipfw *fw, int src,
+				   struct bipfw_peer *p,
+				   const struct bip_pkt_hdr *h,
+				   const void *payload)
+{
+	switch (h->type) {
+	case BIP_PKT_SMALL:
+		return deliver_small(fw, src, h, payload);
+	case BIP_PKT_LONG_RTS:
+		return deliver_rts(fw, src, h);
+	case BIP_PKT_LONG_CTS:
+		deliver_cts(fw, src, h);
+		return DELIVERED;
+	case BIP_PKT_LONG_DATA:
+		deliver_data(fw, src, &p->rx, h, payload);
+		return DELIVERED;
+	}
+	return DELIVERED;
+}
+
+/* Release scoreboard entries newly covered by an ack: completes sends. */
+static void release_acked(struct bipfw *fw, struct bipfw_peer *p,
+			  uint32_t from, uint32_t count)
+{
+	for (uint32_t k = 0; k < count; k++) {
+		struct bipfw_txent *e = &p->board[(from + k) % fw->cfg.window];
+
+		if (e->slot == BIPFW_NONE)
+			continue;
+		if (e->type == BIP_PKT_SMALL)
+			bipfw_send_complete(fw, e->slot, 0);
+		else if (e->type == BIP_PKT_LONG_DATA && e->last)
+			bipfw_send_complete(fw, e->slot, 0);
+	}
+}
+
+static void handle_packet(struct bipfw *fw, const struct bip_pkt_hdr *h,
+			  const void *payload)
+{
+	int src = h->src;
+	struct bipfw_peer *p = &fw->peers[src];
+	uint32_t una = p->tx.una, covered;
+
+	if (p->state == BIPFW_PEER_GONE)
+		return;
+	fw->cnt.packets_received++;
+	covered = bipfw_rel_on_ack(&p->tx, h->ack, fw->now);
+	release_acked(fw, p, una, covered);
+
+	switch (h->type) {
+	case BIP_PKT_ACK:
+		return;
+	case BIP_PKT_NACK:
+		fw->cnt.nacks_received++;
+		bipfw_rel_on_nack(&p->tx, h->seq, h->flags & BIP_PKTF_BUSY,
+				  fw->now, fw->cfg.nack_backoff_us);
+		return;
+	case BIP_PKT_CLOSE:
+		bipfw_peer_lost(fw, src, BIPFW_PEER_CLOSED);
+		return;
+	}
+
+	switch (bipfw_rel_on_arrival(&p->rx, h->seq)) {
+	case BIPFW_RX_ACCEPT:
+		if (deliver(fw, src, p, h, payload) == DELIVERED)
+			bipfw_rel_on_delivered(&p->rx, fw->now);
+		else
+			bipfw_rel_on_refused(&p->rx);
+		return;
+	case BIPFW_RX_DUP:
+	case BIPFW_RX_GAP:
+		fw->cnt.dropped_dup++;
+		return;
+	}
+}
+
+int bipfw_rx_run(struct bipfw *fw, unsigned budget)
+{
+	const struct bip_pkt_hdr *h;
+	const void *payload;
+	int n = 0;
+
+	while ((unsigned)n < budget &&
+	       fw->wire->rx(fw->wire_ctx, &h, &payload) == 0) {
+		if (packet_valid(fw, h, payload))
+			handle_packet(fw, h, payload);
+		fw->wire->rx_done(fw->wire_ctx);
+		n++;
+	}
+	return n;
+}

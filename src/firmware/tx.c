@@ -1,0 +1,262 @@
+/*
+ * tx.c - the transmit half of the event loop: per peer, control replies
+ * first (NACK, CTS), then resends after a rollback, then new packets from the
+ * send FIFO and the long messages cleared to stream, packetized to the
+ * configured packet size. A packet leaves as soon as it is built (immediate
+ * sending): the receiver copies packet k while packet k+1 is written.
+ */
+#include "log.h"
+#include "nic.h"
+
+#define TX_BUDGET 32 /* packets per peer per step, so receiving keeps up */
+
+static void build_hdr(const struct bipfw *fw, int peer,
+		      const struct bipfw_txent *e, uint32_t seq,
+		      struct bip_pkt_hdr *h)
+{
+	*h = (struct bip_pkt_hdr){
+		.job_key = fw->cfg.job_key,
+		.version = BIP_WIRE_VERSION,
+		.type = e->type,
+		.flags = e->flags,
+		.src = (uint16_t)fw->cfg.node,
+		.dst = (uint16_t)peer,
+		.seq = seq,
+		.len = e->len,
+		.tag = e->tag,
+		.msg_id = e->msg_id,
+		.offset = e->offset,
+		.addr = e->addr,
+	};
+}
+
+/* Link transmit with the current ack piggybacked. */
+static int put_on_link(struct bipfw *fw, int peer, struct bip_pkt_hdr *h,
+		       const void *payload)
+{
+	struct bipfw_peer *p = &fw->peers[peer];
+	int rc;
+
+	h->ack = p->rx.expected;
+	if (fw->lossy) {
+		h->flags |= BIP_PKTF_CSUM;
+		h->csum = bipfw_csum(payload, h->len);
+		bipfw_hdr_seal(h);
+	}
+	rc = fw->wire->tx(fw->wire_ctx, peer, h, payload, h->len);
+	if (rc)
+		return rc;
+	fw->cnt.packets_sent++;
+	bipfw_rel_on_ack_sent(&p->rx);
+	return 0;
+}
+
+int bipfw_tx_control(struct bipfw *fw, int peer, uint8_t type, uint16_t flags,
+		     uint32_t seq)
+{
+	struct bipfw_txent e = { .type = type, .flags = flags };
+	struct bip_pkt_hdr h;
+
+	build_hdr(fw, peer, &e, seq, &h);
+	return put_on_link(fw, peer, &h, NULL);
+}
+
+static const void *entry_payload(const struct bipfw *fw,
+				 const struct bipfw_txent *e)
+{
+	if (e->type == BIP_PKT_SMALL)
+		return fw->slots[e->slot].copy;
+	if (e->type == BIP_PKT_LONG_DATA && e->len)
+		return fw->slots[e->slot].buf + e->offset;
+	return NULL;
+}
+
+static int send_entry(struct bipfw *fw, int peer, const struct bipfw_txent *e,
+		      uint32_t seq)
+{
+	struct bip_pkt_hdr h;
+
+	build_hdr(fw, peer, e, seq, &h);
+	return put_on_link(fw, peer, &h, entry_payload(fw, e));
+}
+
+/* Long data goes by DMA when the wire has it and the message is large. */
+static void try_dma(struct bipfw *fw, int peer, struct bipfw_send *s)
+{
+	int rc;
+
+	if (!fw->wire->dma_write || s->len < fw->cfg.dma_min || !s->raddr ||
+	    !s->len)
+		return;
+	rc = fw->wire->dma_write(fw->wire_ctx, peer, s->raddr, s->buf, s->len);
+	if (rc) {
+		/* Denied: the packet path always works. */
+		fw->cfg.dma_min = SIZE_MAX;
+		bip_info("single-copy DMA to node %d refused; using packets",
+			 peer);
+		return;
+	}
+	s->direct = true;
+	fw->cnt.cma_transfers++;
+}
+
+/* Choose the next new packet for a peer into *e; returns false if none.
+ * Order: CTS (a peer waits on it), then the FIFO, then long data. */
+static bool next_packet(struct bipfw *fw, int peer, struct bipfw_txent *e)
+{
+	struct bipfw_peer *p = &fw->peers[peer];
+	struct bipfw_send *s;
+	uint16_t i;
+
+	*e = (struct bipfw_txent){ .slot = BIPFW_NONE };
+	if (p->cts.head != BIPFW_NONE) {
+		struct bipfw_lrecv *r = &fw->tags[p->cts.head];
+
+		e->type = BIP_PKT_LONG_CTS;
+		e->tag = p->cts.head;
+		e->msg_id = r->msg_id;
+		e->offset = r->total;
+		e->addr = (uint64_t)(uintptr_t)r->buf;
+		e->flags = r->cts_flagged ? BIP_PKTF_TRUNC : 0;
+		return true;
+	}
+	if (p->fifo.head != BIPFW_NONE) {
+		i = p->fifo.head;
+		s = &fw->slots[i];
+		e->slot = i;
+		if (!s->is_long) {
+			e->type = BIP_PKT_SMALL;
+			e->len = (uint32_t)s->len;
+		} else {
+			e->type = BIP_PKT_LONG_RTS;
+			e->tag = s->tag;
+			e->msg_id = bipfw_msg_id(fw, i);
+			e->offset = s->len;
+		}
+		return true;
+	}
+	if (p->stream.head != BIPFW_NONE) {
+		size_t chunk;
+
+		i = p->stream.head;
+		s = &fw->slots[i];
+		if (!s->sent && !s->direct)
+			try_dma(fw, peer, s);
+		chunk = s->direct ? 0 : s->len - s->sent;
+		if (chunk > fw->cfg.packet_size)
+			chunk = fw->cfg.packet_size;
+		e->slot = i;
+		e->type = BIP_PKT_LONG_DATA;
+		e->flags = s->direct ? BIP_PKTF_DIRECT : 0;
+		e->tag = s->rtag;
+		e->msg_id = bipfw_msg_id(fw, i);
+		e->offset = s->sent;
+		e->len = (uint32_t)chunk;
+		e->last = s->direct || s->sent + chunk == s->len;
+		return true;
+	}
+	return false;
+}
+
+/* The packet left: advance the source it came from. */
+static void packet_left(struct bipfw *fw, int peer, const struct bipfw_txent *e)
+{
+	struct bipfw_peer *p = &fw->peers[peer];
+	struct bipfw_send *s = e->slot != BIPFW_NONE ? &fw->slots[e->slot]
+						      : NULL;
+
+	switch (e->type) {
+	case BIP_PKT_LONG_CTS: {
+		struct bipfw_lrecv *r = &fw->tags[e->tag];
+
+		BIPFW_LIST_POP(&p->cts, fw->tags, cts_next);
+		/* A cancelling CTS completes the receive in error. */
+		if (r->cts_flagged)
+			r->state = BIPFW_LRECV_DONE;
+		break;
+	}
+	case BIP_PKT_SMALL:
+		BIPFW_LIST_POP(&p->fifo, fw->slots, next);
+		s->state = BIPFW_SEND_WAIT_ACK;
+		break;
+	case BIP_PKT_LONG_RTS:
+		BIPFW_LIST_POP(&p->fifo, fw->slots, next);
+		s->state = BIPFW_SEND_WAIT_CTS;
+		break;
+	case BIP_PKT_LONG_DATA:
+		s->sent = e->last ? s->len : s->sent + e->len;
+		if (e->last) {
+			BIPFW_LIST_POP(&p->stream, fw->slots, next);
+			s->state = BIPFW_SEND_WAIT_ACK;
+		}
+		break;
+	}
+}
+
+static int tx_peer(struct bipfw *fw, int peer)
+{
+	struct bipfw_peer *p = &fw->peers[peer];
+	struct bipfw_rel_tx *tx = &p->tx;
+	unsigned w = fw->cfg.window;
+	int n = 0;
+
+	if (p->rx.nack_due &&
+	    bipfw_tx_control(fw, peer, BIP_PKT_NACK, p->rx.nack_flags,
+			     p->rx.nack_seq) == 0) {
+		p->rx.nack_due = false;
+		fw->cnt.nacks_sent++;
+		n++;
+	}
+	if (!bipfw_rel_may_send(tx, fw->now))
+		return n;
+	/* Go-back-N: after a rollback, resend in order before anything new. */
+	while (tx->resend != tx->next && n < TX_BUDGET) {
+		if (send_entry(fw, peer, &p->board[tx->resend % w], tx->resend))
+			return n;
+		tx->resend++;
+		fw->cnt.retransmits++;
+		n++;
+	}
+	while (n < TX_BUDGET && !bipfw_rel_window_full(tx, w)) {
+		struct bipfw_txent *e = &p->board[tx->next % w];
+
+		if (!next_packet(fw, peer, e) ||
+		    send_entry(fw, peer, e, tx->next))
+			break;
+		bipfw_rel_on_send_new(tx, fw->now);
+		packet_left(fw, peer, e);
+		n++;
+	}
+	return n;
+}
+
+int bipfw_tx_run(struct bipfw *fw)
+{
+	int nn = fw->cfg.nnodes, n = 0;
+
+	for (int k = 0; k < nn; k++) {
+		int peer = (int)((fw->rr + (unsigned)k) % (unsigned)nn);
+
+		if (peer != fw->cfg.node &&
+		    fw->peers[peer].state == BIPFW_PEER_LIVE)
+			n += tx_peer(fw, peer);
+	}
+	fw->rr++;
+	return n;
+}
+
+void bipfw_tx_acks(struct bipfw *fw, bool all)
+{
+	for (int peer = 0; peer < fw->cfg.nnodes; peer++) {
+		struct bipfw_peer *p = &fw->peers[peer];
+		bool due = all ? p->rx.unacked || p->rx.ack_urgent
+			       : bipfw_rel_ack_due(&p->rx, fw->now,
+						   fw->cfg.ack_every,
+						   fw->cfg.ack_delay_us);
+
+		if (peer == fw->cfg.node || p->state != BIPFW_PEER_LIVE || !due)
+			continue;
+		if (bipfw_tx_control(fw, peer, BIP_PKT_ACK, 0, 0) == 0)
+			fw->cnt.acks_sent++;
+	}
+}

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Every bad argument, knob and bootstrap returns its error code.
+. "$top_srcdir/test/bip/lib.sh"
+run "$BIP_RUN" -n 2 -t 60 "$T/test_args"
+run env -u PMI_FD -u PMI_RANK -u PMI_SIZE "$T/test_args" noenv
+# A bad knob stops the job with a message naming it, not a crash.
+out=$(BIP_IDLE=sometimes "$BIP_RUN" -n 2 -t 30 "$top_builddir/examples/bip_hello" 2>&1) &&
+	{ echo "FAILED: a bad BIP_IDLE was accepted"; exit 1; }
+echo "$out" | grep -q "BIP_IDLE=sometimes: expected one of" ||
+	{ echo "FAILED: no clear message for a bad knob: $out"; exit 1; }
+# Settings every node must share are checked when nodes connect.
+out=$("$BIP_RUN" -n 2 -t 30 sh -c '[ "$PMI_RANK" = 1 ] && export BIP_LONG_TAGS=32;
+	exec "$0"' "$top_builddir/examples/bip_hello" 2>&1) &&
+	{ echo "FAILED: nodes with different BIP_LONG_TAGS connected"; exit 1; }
+echo "$out" | grep -q "every node must use the same" ||
+	{ echo "FAILED: no clear message for mismatched knobs: $out"; exit 1; }
+echo ok

@@ -1,0 +1,12 @@
+#!/bin/sh
+# BIP programs start under MPICH's Hydra mpiexec through the same PMI-1
+# bootstrap as under bip_run.
+. "$top_srcdir/test/bip/lib.sh"
+hydra=$(command -v mpiexec.hydra || true)
+if [ -z "$hydra" ]; then
+	echo "SKIP: Hydra (mpiexec.hydra, Debian package mpich) is not installed"
+	exit 77
+fi
+run timeout 120 "$hydra" -n 3 "$T/pmi_echo"
+run timeout 120 "$hydra" -n 2 "$T/test_traffic" 300 8
+run timeout 120 "$hydra" -n 4 "$top_builddir/examples/bip_ring" 1000000

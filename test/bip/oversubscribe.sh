@@ -1,0 +1,10 @@
+#!/bin/sh
+# More processes than cores: waiting processes must yield or block, or
+# these runs would crawl (each is bounded by bip_run -t); and a process
+# parked in a receive must use little CPU under the default idle policy.
+. "$top_srcdir/test/bip/lib.sh"
+n=$(( $(nproc) * 3 ))
+run "$BIP_RUN" -n "$n" -t 120 "$T/test_traffic" 100 7
+run "$BIP_RUN" -n "$n" -t 120 "$top_builddir/examples/bip_ring" 4194304
+run "$BIP_RUN" -n 2 -t 60 "$T/test_idle" 0.25
+BIP_IDLE=yield run "$BIP_RUN" -n 2 -t 60 "$T/test_idle" 1.0

@@ -1,0 +1,15 @@
+#!/bin/sh
+# Shared-memory segments: unlinked as soon as every peer attached, so none
+# is left after a normal exit, a killed process, or a death during start-up.
+. "$top_srcdir/test/bip/lib.sh"
+before=$(shm_left)
+run "$BIP_RUN" -n 3 -t 60 "$T/test_peergone" check-unlinked
+run "$BIP_RUN" -n 4 -t 60 "$top_builddir/examples/bip_hello"
+"$BIP_RUN" -n 2 -t 60 "$T/test_peergone" kill-after-init
+[ $? -eq 137 ] || { echo "FAILED: expected the job to end by SIGKILL"; exit 1; }
+"$BIP_RUN" -n 3 -t 60 "$T/test_peergone" kill-before-init
+[ $? -eq 137 ] || { echo "FAILED: expected the job to end by SIGKILL"; exit 1; }
+after=$(shm_left)
+[ "$before" = "$after" ] || {
+	echo "FAILED: segments left in /dev/shm:"; echo "$after"; exit 1; }
+echo "nothing left in /dev/shm"

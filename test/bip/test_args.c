@@ -1,0 +1,131 @@
+/*
+ * test_args.c - every misuse of the BIP API returns its error code (and
+ * never aborts). Run on 2 nodes under bip_run; with "noenv", run alone to
+ * check that bip_init without a launcher says so.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bip.h"
+
+static int failures, me;
+
+#define EXPECT(call, code)                                                     \
+	do {                                                                   \
+		int rc_ = (call);                                              \
+		if (rc_ != (code)) {                                           \
+			fprintf(stderr, "node %d: %s returned %d (%s), want "  \
+					"%d\n",                                \
+				me, #call, rc_, bip_strerror(rc_), code);      \
+			failures++;                                            \
+		}                                                              \
+	} while (0)
+
+static void test_strerror(void)
+{
+	for (int i = 0; i < BIP_NERRORS; i++) {
+		const char *s = bip_strerror(-i);
+
+		if (!s || !*s || strcmp(s, bip_strerror(i)) != 0) {
+			fprintf(stderr, "bip_strerror(%d) missing\n", -i);
+			failures++;
+		}
+		for (int j = 0; j < i; j++)
+			if (strcmp(s, bip_strerror(j)) == 0) {
+				fprintf(stderr, "codes %d and %d share a text\n",
+					i, j);
+				failures++;
+			}
+	}
+	if (strcmp(bip_strerror(-9999), "unknown error") != 0)
+		failures++;
+}
+
+static void test_open_params(void)
+{
+	struct bip_open_params p = { .node = 2, .nnodes = 2, .job_key = 1 };
+	bip_ep_t *ep = NULL;
+
+	EXPECT(bip_open(NULL, &ep), -BIP_EINVAL);
+	EXPECT(bip_open(&p, &ep), -BIP_ENODE);
+	p.node = -1;
+	EXPECT(bip_open(&p, &ep), -BIP_ENODE);
+	p = (struct bip_open_params){ .node = 0, .nnodes = 0 };
+	EXPECT(bip_open(&p, &ep), -BIP_ENODE);
+	/* A malformed knob is refused with its name in the log. */
+	setenv("BIP_SMALL_QUEUE", "lots", 1);
+	p = (struct bip_open_params){ .node = 0, .nnodes = 1, .job_key = 99 };
+	EXPECT(bip_open(&p, &ep), -BIP_EINVAL);
+	setenv("BIP_SMALL_QUEUE", "1", 1);
+	EXPECT(bip_open(&p, &ep), -BIP_EINVAL);
+	unsetenv("BIP_SMALL_QUEUE");
+	EXPECT(bip_close(NULL), -BIP_EINVAL);
+}
+
+int main(int argc, char **argv)
+{
+	static char big[BIP_SMALL_MAX + 1], buf[256], card[BIP_CARD_MAX];
+	struct bip_status st;
+	bip_req_t req, req2;
+	bip_ep_t *ep;
+	int rc, peer;
+
+	test_strerror();
+	if (argc > 1 && strcmp(argv[1], "noenv") == 0) {
+		EXPECT(bip_init(&ep), -BIP_EBOOT);
+		test_open_params();
+		printf("bootstrap and parameter errors: %s\n",
+		       failures ? "FAILED" : "ok");
+		return failures != 0;
+	}
+	if ((rc = bip_init(&ep))) {
+		fprintf(stderr, "bip_init: %s\n", bip_strerror(rc));
+		return 1;
+	}
+	me = bip_node(ep);
+	peer = 1 - me;
+
+	EXPECT(bip_send(NULL, peer, buf, 1), -BIP_EINVAL);
+	EXPECT(bip_send(ep, peer, NULL, 1), -BIP_EINVAL);
+	EXPECT(bip_send(ep, me, buf, 1), -BIP_ENODE);
+	EXPECT(bip_send(ep, 2, buf, 1), -BIP_ENODE);
+	EXPECT(bip_send(ep, -1, buf, 1), -BIP_ENODE);
+	EXPECT(bip_send(ep, peer, big, sizeof(big)), -BIP_ETOOLONG);
+	EXPECT(bip_ilsend(ep, peer, -1, buf, 1, &req), -BIP_ETAG);
+	EXPECT(bip_ilsend(ep, peer, 1 << 20, buf, 1, &req), -BIP_ETAG);
+	EXPECT(bip_ilsend(ep, peer, 0, buf, 1, NULL), -BIP_EINVAL);
+	EXPECT(bip_ilrecv(ep, 99999, buf, 1, &req), -BIP_ETAG);
+	EXPECT(bip_ilrecv(ep, 0, NULL, 1, &req), -BIP_EINVAL);
+	req = (bip_req_t){ 3, 77 };
+	EXPECT(bip_wait(ep, &req, NULL), -BIP_ENOREQ);
+	req = (bip_req_t){ 0x80000000u | 5, 77 };
+	EXPECT(bip_wait(ep, &req, NULL), -BIP_ENOREQ);
+	EXPECT(bip_card(ep, card, 4), -BIP_ETOOLONG);
+	EXPECT(bip_connect(ep, peer, "bip1;shm,x"), -BIP_ESTATE);
+	EXPECT(bip_connect(ep, me, "whatever"), -BIP_ENODE);
+	EXPECT(bip_connect(ep, 7, "whatever"), -BIP_ENODE);
+
+	if (me == 0) {
+		/* Busy tag, then truncation reported on both sides. */
+		EXPECT(bip_ilrecv(ep, 3, buf, 16, &req), 0);
+		EXPECT(bip_ilrecv(ep, 3, buf, 16, &req2), -BIP_EBUSY);
+		EXPECT(bip_wait(ep, &req, &st), -BIP_ETRUNC);
+		/* A small message larger than the buffer stays queued. */
+		while ((rc = bip_recv_try(ep, buf, 2, &st)) == -BIP_EAGAIN)
+			bip_idle_wait(ep, 1000);
+		EXPECT(rc, -BIP_ETOOLONG);
+		EXPECT(bip_recv(ep, buf, sizeof(buf), &st), 10);
+		EXPECT(st.node, 1);
+		EXPECT(memcmp(buf, "0123456789", 10), 0);
+		EXPECT(bip_send(ep, 1, "done", 4), 0);
+	} else {
+		EXPECT(bip_lsend(ep, 0, 3, big, 100), -BIP_ETRUNC);
+		EXPECT(bip_send(ep, 0, "0123456789", 10), 0);
+		EXPECT(bip_recv(ep, buf, sizeof(buf), &st), 4);
+	}
+	EXPECT(bip_close(ep), 0);
+	printf("node %d: argument errors: %s\n", me,
+	       failures ? "FAILED" : "ok");
+	return failures != 0;
+}

@@ -1,0 +1,17 @@
+#!/bin/sh
+# The tools: bip_info lists every knob; bip_pingpong prints its table.
+. "$top_srcdir/test/bip/lib.sh"
+out=$("$top_builddir/bip_info") || { echo "FAILED: bip_info"; exit 1; }
+for k in BIP_LOG BIP_SMALL_QUEUE BIP_SEND_SLOTS BIP_LONG_TAGS BIP_PACKET_SIZE \
+	BIP_WINDOW BIP_IDLE BIP_SPIN_US BIP_SHM_CMA_MIN; do
+	echo "$out" | grep -q "^  $k " || { echo "FAILED: $k missing"; exit 1; }
+done
+BIP_WINDOW=1 "$top_builddir/bip_info" >/dev/null &&
+	{ echo "FAILED: bip_info accepted BIP_WINDOW=1"; exit 1; }
+table=$("$BIP_RUN" -n 2 -t 120 "$top_builddir/bip_pingpong" -r 20) ||
+	{ echo "FAILED: bip_pingpong"; exit 1; }
+echo "$table"
+rows=$(echo "$table" | grep -c '^[0-9][0-9]* [0-9.][0-9.]* [0-9.][0-9.]*$')
+[ "$rows" -eq 24 ] || { echo "FAILED: $rows rows, want 24 (0 B..4 MiB)"; exit 1; }
+echo "$table" | head -1 | grep -q '^#' || { echo "FAILED: no # header"; exit 1; }
+run "$top_builddir/bip_floor"

@@ -1,0 +1,219 @@
+/* simwire.c - the simulated lossy wire (see simwire.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bip.h"
+#include "simwire.h"
+
+struct simpkt {
+	struct bip_pkt_hdr hdr;
+	uint8_t *payload;
+};
+
+struct simport {
+	struct simwire_net *net;
+	int node;
+	bool dead;
+	struct simpkt *q; /* inbound queue (capacity entries) */
+	unsigned head, count;
+	struct simpkt cur;
+};
+
+struct simwire_net {
+	int nnodes;
+	uint64_t rng;
+	struct simwire_faults f;
+	struct simport *ports;
+	uint64_t sent[BIP_PKT_NTYPES];
+};
+
+uint64_t simwire_sent(struct simwire_net *net, unsigned type)
+{
+	return net->sent[type];
+}
+
+uint64_t simwire_rand(struct simwire_net *net)
+{
+	/* xorshift64*: small, seeded, reproducible. */
+	net->rng ^= net->rng >> 12;
+	net->rng ^= net->rng << 25;
+	net->rng ^= net->rng >> 27;
+	return net->rng * 2685821657736338717ull;
+}
+
+static bool chance(struct simwire_net *net, unsigned pct)
+{
+	return pct && simwire_rand(net) % 100 < pct;
+}
+
+struct simwire_net *simwire_new(int nnodes, uint64_t seed,
+				const struct simwire_faults *faults)
+{
+	struct simwire_net *net = calloc(1, sizeof(*net));
+
+	net->nnodes = nnodes;
+	net->rng = seed * 0x9e3779b97f4a7c15ull + 1;
+	net->f = *faults;
+	if (!net->f.capacity)
+		net->f.capacity = 64;
+	net->ports = calloc((size_t)nnodes, sizeof(*net->ports));
+	for (int i = 0; i < nnodes; i++) {
+		net->ports[i].net = net;
+		net->ports[i].node = i;
+		net->ports[i].q = calloc(net->f.capacity, sizeof(struct simpkt));
+	}
+	return net;
+}
+
+void simwire_free(struct simwire_net *net)
+{
+	for (int i = 0; i < net->nnodes; i++) {
+		struct simport *p = &net->ports[i];
+
+		for (unsigned k = 0; k < p->count; k++)
+			free(p->q[(p->head + k) % net->f.capacity].payload);
+		free(p->q);
+	}
+	free(net->ports);
+	free(net);
+}
+
+void *simwire_port(struct simwire_net *net, int node)
+{
+	return &net->ports[node];
+}
+
+void simwire_kill(struct simwire_net *net, int node)
+{
+	net->ports[node].dead = true;
+}
+
+static void enqueue(struct simport *dst, const struct simpkt *pkt,
+		    bool reorder)
+{
+	struct simwire_net *net = dst->net;
+	unsigned cap = net->f.capacity;
+	unsigned pos = dst->count;
+
+	if (reorder && dst->count)
+		pos = (unsigned)(simwire_rand(net) % dst->count);
+	/* Shift the tail to open a hole at pos. */
+	for (unsigned k = dst->count; k > pos; k--)
+		dst->q[(dst->head + k) % cap] = dst->q[(dst->head + k - 1) % cap];
+	dst->q[(dst->head + pos) % cap] = *pkt;
+	dst->count++;
+}
+
+static struct simpkt copy_pkt(const struct bip_pkt_hdr *hdr,
+			      const void *payload, size_t len)
+{
+	struct simpkt p = { .hdr = *hdr, .payload = malloc(len ? len : 1) };
+
+	if (len)
+		memcpy(p.payload, payload, len);
+	return p;
+}
+
+static int sim_tx(void *ctx, int peer, const struct bip_pkt_hdr *hdr,
+		  const void *payload, size_t len)
+{
+	struct simport *me = ctx;
+	struct simwire_net *net = me->net;
+	struct simport *dst = &net->ports[peer];
+	struct simpkt p;
+
+	if (dst->count + 2 > net->f.capacity)
+		return -BIP_EAGAIN;
+	net->sent[hdr->type]++;
+	if (dst->dead || chance(net, net->f.loss_pct))
+		return 0;
+	p = copy_pkt(hdr, payload, len);
+	if (chance(net, net->f.corrupt_pct)) {
+		size_t total = sizeof(p.hdr) + len;
+		size_t at = simwire_rand(net) % total;
+		uint8_t bit = (uint8_t)(1u << (simwire_rand(net) % 8));
+
+		if (at < sizeof(p.hdr))
+			((uint8_t *)&p.hdr)[at] ^= bit;
+		else
+			p.payload[at - sizeof(p.hdr)] ^= bit;
+	}
+	if (chance(net, net->f.dup_pct)) {
+		struct simpkt d = copy_pkt(&p.hdr, p.payload, len);
+
+		enqueue(dst, &d, chance(net, net->f.reorder_pct));
+	}
+	enqueue(dst, &p, chance(net, net->f.reorder_pct));
+	if (chance(net, net->f.foreign_pct) && dst->count < net->f.capacity) {
+		/* Traffic of another job on the same wire. */
+		struct simpkt x = copy_pkt(hdr, payload, len);
+
+		x.hdr.job_key ^= 0x5a5a5a5a;
+		bipfw_hdr_seal(&x.hdr);
+		enqueue(dst, &x, false);
+	}
+	return 0;
+}
+
+static int sim_rx(void *ctx, const struct bip_pkt_hdr **hdr,
+		  const void **payload)
+{
+	struct simport *me = ctx;
+
+	if (!me->count)
+		return -BIP_EAGAIN;
+	me->cur = me->q[me->head];
+	me->head = (me->head + 1) % me->net->f.capacity;
+	me->count--;
+	*hdr = &me->cur.hdr;
+	*payload = me->cur.payload;
+	return 0;
+}
+
+static void sim_rx_done(void *ctx)
+{
+	struct simport *me = ctx;
+
+	free(me->cur.payload);
+	me->cur.payload = NULL;
+}
+
+/* Every node lives in this process: an address is an address. */
+static int sim_dma_write(void *ctx, int peer, uint64_t addr, const void *src,
+			 size_t len)
+{
+	memcpy((void *)(uintptr_t)addr, src, len);
+	return 0;
+}
+
+static int sim_peer_state(void *ctx, int peer)
+{
+	return ((struct simport *)ctx)->net->ports[peer].dead
+		       ? BIPFW_PEER_GONE
+		       : BIPFW_PEER_LIVE;
+}
+
+static void sim_wait(void *ctx, unsigned timeout_us)
+{
+}
+
+const struct bipfw_wire simwire_wire = {
+	.name = "sim",
+	.flags = BIPFW_WIRE_LOSSY,
+	.tx = sim_tx,
+	.rx = sim_rx,
+	.rx_done = sim_rx_done,
+	.dma_write = sim_dma_write,
+	.peer_state = sim_peer_state,
+	.wait = sim_wait,
+};
+
+const struct bipfw_wire simwire_wire_nodma = {
+	.name = "sim-nodma",
+	.flags = BIPFW_WIRE_LOSSY,
+	.tx = sim_tx,
+	.rx = sim_rx,
+	.rx_done = sim_rx_done,
+	.peer_state = sim_peer_state,
+	.wait = sim_wait,
+};

@@ -1,0 +1,35 @@
+/*
+ * simwire.h - a simulated wire for firmware tests: several NICs in one
+ * process, with loss, duplication, reordering and corruption drawn from a
+ * seeded generator, so every failing run can be replayed.
+ */
+#ifndef BIP_TEST_SIMWIRE_H
+#define BIP_TEST_SIMWIRE_H
+
+#include "firmware.h"
+
+struct simwire_faults {
+	unsigned loss_pct, dup_pct, reorder_pct, corrupt_pct, foreign_pct;
+	unsigned capacity; /* packets queued per destination before EAGAIN */
+};
+
+struct simwire_net;
+
+struct simwire_net *simwire_new(int nnodes, uint64_t seed,
+				const struct simwire_faults *faults);
+void simwire_free(struct simwire_net *net);
+/* The wire context of one node, for bipfw_create. */
+void *simwire_port(struct simwire_net *net, int node);
+/* Make a node look dead to its peers. */
+void simwire_kill(struct simwire_net *net, int node);
+
+extern const struct bipfw_wire simwire_wire;     /* lossy, with DMA */
+extern const struct bipfw_wire simwire_wire_nodma;
+
+/* Packets of a type put on the wire so far (before any fault). */
+uint64_t simwire_sent(struct simwire_net *net, unsigned type);
+
+/* The generator the wire uses, for tests to draw from too. */
+uint64_t simwire_rand(struct simwire_net *net);
+
+#endif

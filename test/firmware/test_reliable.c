@@ -1,0 +1,160 @@
+/*
+ * test_reliable.c - unit tests of the reliability state machine alone:
+ * every event on both sides, the invariants of nic.h, sequence wrap-around.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "nic.h"
+
+static int failures;
+
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__,       \
+				__LINE__, #cond);                              \
+			failures++;                                            \
+		}                                                              \
+	} while (0)
+
+static void test_send_and_ack(void)
+{
+	struct bipfw_rel_tx tx;
+	struct bipfw_rel_rx rx;
+
+	bipfw_rel_init(&tx, &rx, 0);
+	for (uint32_t i = 0; i < 5; i++)
+		CHECK(bipfw_rel_on_send_new(&tx, 10) == i);
+	CHECK(tx.next == 5 && tx.una == 0 && tx.resend == 5);
+	CHECK(bipfw_rel_window_full(&tx, 5));
+	CHECK(!bipfw_rel_window_full(&tx, 6));
+	/* Cumulative ack covers 0..2. */
+	CHECK(bipfw_rel_on_ack(&tx, 3, 20) == 3);
+	CHECK(tx.una == 3);
+	/* Stale and bogus acks change nothing. */
+	CHECK(bipfw_rel_on_ack(&tx, 2, 21) == 0);
+	CHECK(bipfw_rel_on_ack(&tx, 3, 21) == 0);
+	CHECK(bipfw_rel_on_ack(&tx, 9, 21) == 0);
+	CHECK(tx.una == 3);
+	CHECK(bipfw_rel_on_ack(&tx, 5, 22) == 2);
+	CHECK(tx.una == tx.next);
+}
+
+static void test_nack_rollback(void)
+{
+	struct bipfw_rel_tx tx;
+	struct bipfw_rel_rx rx;
+
+	bipfw_rel_init(&tx, &rx, 0);
+	for (int i = 0; i < 8; i++)
+		bipfw_rel_on_send_new(&tx, 0);
+	/* NACK 4 arrives with ack 4: resend from 4 at once (not busy). */
+	bipfw_rel_on_ack(&tx, 4, 5);
+	bipfw_rel_on_nack(&tx, 4, false, 5, 20);
+	CHECK(tx.una == 4 && tx.resend == 4 && tx.next == 8);
+	CHECK(bipfw_rel_may_send(&tx, 5));
+	/* A NACK outside [una, next) is ignored. */
+	bipfw_rel_on_nack(&tx, 2, false, 6, 20);
+	bipfw_rel_on_nack(&tx, 8, false, 6, 20);
+	CHECK(tx.resend == 4);
+	/* Busy NACKs hold the sender off, doubling, reset by progress. */
+	bipfw_rel_on_nack(&tx, 5, true, 100, 20);
+	CHECK(tx.resend == 5 && tx.hold_until == 120);
+	CHECK(!bipfw_rel_may_send(&tx, 119) && bipfw_rel_may_send(&tx, 120));
+	bipfw_rel_on_nack(&tx, 5, true, 200, 20);
+	CHECK(tx.hold_until == 240);
+	for (int i = 0; i < 20; i++)
+		bipfw_rel_on_nack(&tx, 5, true, 300, 20);
+	CHECK(tx.backoff_us == 2000);
+	bipfw_rel_on_ack(&tx, 6, 400);
+	CHECK(tx.backoff_us == 0 && tx.resend == 6);
+}
+
+static void test_timeout(void)
+{
+	struct bipfw_rel_tx tx;
+	struct bipfw_rel_rx rx;
+
+	bipfw_rel_init(&tx, &rx, 0);
+	CHECK(!bipfw_rel_on_timer(&tx, 1000000, 100)); /* nothing in flight */
+	bipfw_rel_on_send_new(&tx, 1000);
+	bipfw_rel_on_send_new(&tx, 1010);
+	CHECK(!bipfw_rel_on_timer(&tx, 1050, 100));
+	CHECK(bipfw_rel_on_timer(&tx, 1100, 100));
+	CHECK(tx.resend == 0);
+	/* The timer restarts from the rollback. */
+	CHECK(!bipfw_rel_on_timer(&tx, 1150, 100));
+}
+
+static void test_receiver(void)
+{
+	struct bipfw_rel_tx tx;
+	struct bipfw_rel_rx rx;
+
+	bipfw_rel_init(&tx, &rx, 0);
+	CHECK(bipfw_rel_on_arrival(&rx, 0) == BIPFW_RX_ACCEPT);
+	bipfw_rel_on_delivered(&rx, 10);
+	CHECK(rx.expected == 1 && rx.unacked == 1);
+	/* Ack policy: not yet due, due after the delay or the count. */
+	CHECK(!bipfw_rel_ack_due(&rx, 20, 4, 50));
+	CHECK(bipfw_rel_ack_due(&rx, 60, 4, 50));
+	for (uint32_t s = 1; s < 4; s++) {
+		CHECK(bipfw_rel_on_arrival(&rx, s) == BIPFW_RX_ACCEPT);
+		bipfw_rel_on_delivered(&rx, 11);
+	}
+	CHECK(bipfw_rel_ack_due(&rx, 12, 4, 50));
+	bipfw_rel_on_ack_sent(&rx);
+	CHECK(!bipfw_rel_ack_due(&rx, 1000, 4, 50));
+	/* A duplicate asks for the ack again. */
+	CHECK(bipfw_rel_on_arrival(&rx, 2) == BIPFW_RX_DUP);
+	CHECK(bipfw_rel_ack_due(&rx, 1000, 4, 50));
+	bipfw_rel_on_ack_sent(&rx);
+	/* A gap NACKs expected once, however many packets follow it. */
+	CHECK(bipfw_rel_on_arrival(&rx, 6) == BIPFW_RX_GAP);
+	CHECK(rx.nack_due && rx.nack_seq == 4 && rx.nack_flags == 0);
+	rx.nack_due = false;
+	CHECK(bipfw_rel_on_arrival(&rx, 7) == BIPFW_RX_GAP);
+	CHECK(!rx.nack_due);
+	CHECK(bipfw_rel_on_arrival(&rx, 4) == BIPFW_RX_ACCEPT);
+	bipfw_rel_on_delivered(&rx, 20);
+	/* No buffer: NACK busy for the refused packet. */
+	CHECK(bipfw_rel_on_arrival(&rx, 5) == BIPFW_RX_ACCEPT);
+	bipfw_rel_on_refused(&rx);
+	CHECK(rx.nack_due && rx.nack_seq == 5 &&
+	      rx.nack_flags == BIP_PKTF_BUSY && rx.expected == 5);
+}
+
+static void test_wraparound(void)
+{
+	struct bipfw_rel_tx tx;
+	struct bipfw_rel_rx rx;
+
+	bipfw_rel_init(&tx, &rx, 0);
+	tx.next = tx.una = tx.resend = UINT32_MAX - 2;
+	rx.expected = UINT32_MAX - 2;
+	for (int i = 0; i < 6; i++) {
+		uint32_t s = bipfw_rel_on_send_new(&tx, 0);
+
+		CHECK(bipfw_rel_on_arrival(&rx, s) == BIPFW_RX_ACCEPT);
+		bipfw_rel_on_delivered(&rx, 0);
+	}
+	CHECK(tx.next == 3 && rx.expected == 3);
+	CHECK(bipfw_rel_on_ack(&tx, rx.expected, 1) == 6);
+	CHECK(bipfw_seq_before(UINT32_MAX, 0) && !bipfw_seq_before(0, UINT32_MAX));
+	CHECK(bipfw_rel_on_arrival(&rx, UINT32_MAX) == BIPFW_RX_DUP);
+}
+
+int main(void)
+{
+	test_send_and_ack();
+	test_nack_rollback();
+	test_timeout();
+	test_receiver();
+	test_wraparound();
+	if (failures)
+		fprintf(stderr, "%d check(s) failed\n", failures);
+	else
+		printf("reliability state machine: all checks passed\n");
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,520 @@
+/*
+ * test_simwire.c - whole NIC programs talking over the simulated wire:
+ * thousands of small and long messages of sizes around every threshold,
+ * under seeded loss, duplication, reordering, corruption and foreign
+ * traffic, checked for content, order and exactly-once delivery; plus the
+ * packetizer's packet counts, truncation, queue overflow, peer death, and
+ * the host interface's argument errors.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "nic.h"
+#include "simwire.h"
+
+#define NN 3
+#define PKT BIP_SMALL_MAX
+#define LONG_MAX_LEN (6 * PKT + 100)
+
+static int failures;
+
+#define CHECK(cond, ...)                                                       \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "%s:%d: FAILED: %s: ", __FILE__,       \
+				__LINE__, #cond);                              \
+			fprintf(stderr, __VA_ARGS__);                          \
+			fputc('\n', stderr);                                   \
+			failures++;                                            \
+		}                                                              \
+	} while (0)
+
+static struct bipfw_config config(int node, unsigned small_queue)
+{
+	return (struct bipfw_config){
+		.node = node, .nnodes = NN, .job_key = 0xb1b0cafe,
+		.packet_size = PKT, .small_queue = small_queue,
+		.send_slots = 16, .long_tags = 8, .window = 16,
+		.ack_every = 4, .ack_delay_us = 20, .retrans_us = 300,
+		.nack_backoff_us = 5, .liveness_ms = 1, .dma_min = 2 * PKT,
+	};
+}
+
+/* Sizes straddling every threshold: 0, packet and small-message limits. */
+static size_t msg_size(int s, int d, unsigned k, bool is_long)
+{
+	static const size_t small[] = { 0, 1, 2, 63, 64, 65, BIP_SMALL_MAX - 1,
+					BIP_SMALL_MAX, 100, 7 };
+	static const size_t lng[] = { 0, 1, PKT - 1, PKT, PKT + 1,
+				      2 * PKT - 1, 2 * PKT, 2 * PKT + 1,
+				      LONG_MAX_LEN, 3 * PKT + 7 };
+	unsigned h = (unsigned)(s * 7 + d * 13) + k * 2654435761u;
+
+	return is_long ? lng[h % 10] : small[h % 10];
+}
+
+static uint8_t pattern(int s, int d, unsigned k, size_t i)
+{
+	return (uint8_t)(s * 31 + d * 17 + k * 13 + i * 7 + (i >> 8));
+}
+
+static bool is_long_msg(unsigned k)
+{
+	return k % 4 == 3;
+}
+
+struct pair {
+	unsigned posted;  /* messages s->d posted */
+	unsigned small_in, long_in; /* s->d messages received, by kind */
+	unsigned next_in; /* index of the next message expected */
+};
+
+struct lsend {
+	int slot;
+	uint32_t gen;
+};
+
+struct node {
+	struct bipfw *fw;
+	struct pair from[NN];           /* indexed by source */
+	unsigned to_posted[NN];         /* messages to each dest */
+	struct lsend inflight[64];
+	int ninflight;
+	uint8_t *lbuf[NN];              /* long receive buffer per source */
+	uint32_t lgen[NN];
+	bool lposted[NN];
+	unsigned long_kidx[NN][512];    /* k of long messages, by arrival */
+	unsigned nlong_k[NN], long_k_done[NN];
+	uint8_t sbuf[LONG_MAX_LEN];
+};
+
+static void check_small(struct node *me, int d, int s, const uint8_t *data,
+			size_t len)
+{
+	struct pair *p = &me->from[s];
+	unsigned k = p->next_in;
+
+	while (is_long_msg(k))
+		k++;
+	CHECK(len == msg_size(s, d, k, false),
+	      "small %d->%d #%u: len %zu, expected %zu", s, d, k, len,
+	      msg_size(s, d, k, false));
+	for (size_t i = 0; i < len && i < msg_size(s, d, k, false); i++)
+		if (data[i] != pattern(s, d, k, i)) {
+			CHECK(0, "small %d->%d #%u: byte %zu differs", s, d, k,
+			      i);
+			break;
+		}
+	p->next_in = k + 1;
+	p->small_in++;
+}
+
+static void post_sends(struct node *nodes, int s, unsigned m)
+{
+	struct node *me = &nodes[s];
+
+	for (int d = 0; d < NN; d++) {
+		unsigned k = me->to_posted[d];
+		size_t len;
+		int rc;
+
+		if (d == s || k >= m)
+			continue;
+		len = msg_size(s, d, k, is_long_msg(k));
+		for (size_t i = 0; i < len; i++)
+			me->sbuf[i] = pattern(s, d, k, i);
+		if (!is_long_msg(k)) {
+			rc = bipfw_post_small(me->fw, d, me->sbuf, len);
+		} else {
+			/* Long data is read at send time: keep a copy alive. */
+			uint8_t *copy;
+			uint32_t gen;
+
+			if (me->ninflight == 64)
+				continue;
+			copy = malloc(len ? len : 1);
+			memcpy(copy, me->sbuf, len);
+			rc = bipfw_post_long(me->fw, d, (uint32_t)s, copy, len,
+					     &gen);
+			if (rc >= 0) {
+				me->inflight[me->ninflight++] =
+					(struct lsend){ rc, gen };
+				rc = 0;
+			}
+			if (rc)
+				free(copy);
+			else
+				nodes[d].long_kidx[s][nodes[d].nlong_k[s]++] = k;
+		}
+		if (rc == -BIP_EAGAIN)
+			continue;
+		CHECK(rc == 0, "post %d->%d #%u: %s", s, d, k,
+		      bip_strerror(rc));
+		me->to_posted[d]++;
+	}
+}
+
+static void reap_sends(struct node *me)
+{
+	for (int i = 0; i < me->ninflight; i++) {
+		int rc = bipfw_reap_send(me->fw, (unsigned)me->inflight[i].slot,
+					 me->inflight[i].gen);
+
+		if (!rc)
+			continue;
+		CHECK(rc == 1, "long send completed with %s",
+		      bip_strerror(rc));
+		free((void *)me->fw->slots[me->inflight[i].slot].buf);
+		me->inflight[i--] = me->inflight[--me->ninflight];
+	}
+}
+
+static void receive(struct node *nodes, int d, bool slow, uint64_t rnd)
+{
+	struct node *me = &nodes[d];
+	const void *data;
+	size_t len;
+	int src;
+
+	while ((!slow || rnd % 8 == 0) &&
+	       bipfw_small_peek(me->fw, &data, &len, &src) == 0) {
+		check_small(me, d, src, data, len);
+		bipfw_small_pop(me->fw);
+		rnd /= 8;
+	}
+	for (int s = 0; s < NN; s++) {
+		size_t got;
+		int node, rc;
+		unsigned k;
+
+		if (s == d)
+			continue;
+		if (!me->lposted[s]) {
+			rc = bipfw_post_lrecv(me->fw, (uint32_t)s, me->lbuf[s],
+					      LONG_MAX_LEN, &me->lgen[s]);
+			CHECK(rc == 0, "post lrecv: %s", bip_strerror(rc));
+			me->lposted[s] = true;
+		}
+		rc = bipfw_reap_lrecv(me->fw, (uint32_t)s, me->lgen[s], &node,
+				      &got);
+		if (!rc)
+			continue;
+		me->lposted[s] = false;
+		CHECK(rc == 1, "long receive failed: %s", bip_strerror(rc));
+		k = me->long_kidx[s][me->long_k_done[s]++];
+		CHECK(node == s, "long from %d, expected %d", node, s);
+		CHECK(got == msg_size(s, d, k, true),
+		      "long %d->%d #%u: %zu bytes, expected %zu", s, d, k, got,
+		      msg_size(s, d, k, true));
+		for (size_t i = 0; i < got; i++)
+			if (me->lbuf[s][i] != pattern(s, d, k, i)) {
+				CHECK(0, "long %d->%d #%u (%zu bytes): byte %zu differs", s,
+				      d, k, got, i);
+				break;
+			}
+		me->from[s].long_in++;
+	}
+}
+
+struct scenario {
+	const char *name;
+	struct simwire_faults f;
+	bool dma, slow;
+	unsigned small_queue;
+};
+
+static struct bipfw_counters run(const struct scenario *sc, uint64_t seed,
+				 unsigned m)
+{
+	struct simwire_net *net = simwire_new(NN, seed, &sc->f);
+	struct node *nodes = calloc(NN, sizeof(*nodes));
+	struct bipfw_counters sum = { 0 };
+	unsigned long iter;
+	bool done = false;
+
+	for (int i = 0; i < NN; i++) {
+		struct bipfw_config c = config(i, sc->small_queue);
+		int rc = bipfw_create(&c, sc->dma ? &simwire_wire
+						  : &simwire_wire_nodma,
+				      simwire_port(net, i), &nodes[i].fw);
+
+		CHECK(rc == 0, "create: %s", bip_strerror(rc));
+		for (int s = 0; s < NN; s++)
+			nodes[i].lbuf[s] = malloc(LONG_MAX_LEN);
+	}
+	for (iter = 0; iter < 3000000 && !done; iter++) {
+		done = true;
+		for (int i = 0; i < NN; i++) {
+			post_sends(nodes, i, m);
+			bipfw_step(nodes[i].fw);
+			reap_sends(&nodes[i]);
+			receive(nodes, i, sc->slow, simwire_rand(net));
+			bipfw_take_error(nodes[i].fw);
+		}
+		for (int d = 0; d < NN; d++)
+			for (int s = 0; s < NN; s++)
+				if (s != d && (nodes[d].from[s].small_in +
+						       nodes[d].from[s].long_in <
+					       m ||
+					       nodes[s].ninflight))
+					done = false;
+	}
+	CHECK(done, "%s seed %llu: no completion after %lu steps", sc->name,
+	      (unsigned long long)seed, iter);
+	for (int i = 0; i < NN; i++) {
+		const struct bipfw_counters *c = bipfw_counters(nodes[i].fw);
+
+#define ADD(name) sum.name += c->name;
+		BIPFW_COUNTERS(ADD)
+#undef ADD
+		for (int s = 0; s < NN; s++)
+			free(nodes[i].lbuf[s]);
+		while (nodes[i].ninflight)
+			free((void *)nodes[i].fw
+				     ->slots[nodes[i].inflight[--nodes[i].ninflight].slot]
+				     .buf);
+		bipfw_destroy(nodes[i].fw);
+	}
+	free(nodes);
+	simwire_free(net);
+	return sum;
+}
+
+static void test_traffic(void)
+{
+	static const struct scenario scs[] = {
+		{ "clean", { 0 }, false, false, 64 },
+		{ "clean dma", { 0 }, true, false, 64 },
+		{ "loss", { .loss_pct = 5 }, false, false, 64 },
+		{ "dup+reorder", { .dup_pct = 5, .reorder_pct = 5 }, false,
+		  false, 64 },
+		{ "corrupt+foreign", { .corrupt_pct = 3, .foreign_pct = 3 },
+		  false, false, 64 },
+		{ "everything", { 8, 8, 8, 3, 2, 0 }, true, false, 64 },
+		{ "slow consumer", { .loss_pct = 2 }, true, true, 4 },
+	};
+
+	for (size_t i = 0; i < sizeof(scs) / sizeof(scs[0]); i++) {
+		const struct scenario *sc = &scs[i];
+
+		for (uint64_t seed = 1; seed <= 3; seed++) {
+			struct bipfw_counters c = run(sc, seed, 400);
+
+			printf("%-16s seed %llu: %llu packets, %llu "
+			       "retransmits, %llu dup, %llu bad, %llu foreign, "
+			       "%llu overflows\n",
+			       sc->name, (unsigned long long)seed,
+			       (unsigned long long)c.packets_sent,
+			       (unsigned long long)c.retransmits,
+			       (unsigned long long)c.dropped_dup,
+			       (unsigned long long)c.dropped_bad,
+			       (unsigned long long)c.dropped_foreign,
+			       (unsigned long long)c.small_overflows);
+			CHECK(c.small_received == c.small_sent,
+			      "%s: %llu small sent, %llu received", sc->name,
+			      (unsigned long long)c.small_sent,
+			      (unsigned long long)c.small_received);
+			if (sc->f.loss_pct)
+				CHECK(c.retransmits > 0, "%s: no retransmit",
+				      sc->name);
+			if (sc->f.dup_pct)
+				CHECK(c.dropped_dup > 0, "%s: no duplicate",
+				      sc->name);
+			if (sc->f.corrupt_pct)
+				CHECK(c.dropped_bad > 0, "%s: no corruption",
+				      sc->name);
+			if (sc->f.foreign_pct)
+				CHECK(c.dropped_foreign > 0, "%s: no foreign",
+				      sc->name);
+			if (sc->slow)
+				CHECK(c.small_overflows > 0 && c.nacks_sent > 0,
+				      "%s: queue never overflowed", sc->name);
+			if (sc->dma)
+				CHECK(c.cma_transfers > 0, "%s: no DMA",
+				      sc->name);
+		}
+	}
+}
+
+/* Two NICs on a clean wire, for the targeted tests below. */
+struct duo {
+	struct simwire_net *net;
+	struct bipfw *fw[NN];
+};
+
+static void duo_open(struct duo *d, bool dma)
+{
+	static const struct simwire_faults none = { 0 };
+
+	d->net = simwire_new(NN, 7, &none);
+	for (int i = 0; i < NN; i++) {
+		struct bipfw_config c = config(i, 8);
+
+		c.dma_min = SIZE_MAX;
+		bipfw_create(&c, dma ? &simwire_wire : &simwire_wire_nodma,
+			     simwire_port(d->net, i), &d->fw[i]);
+	}
+}
+
+static void duo_steps(struct duo *d, int n)
+{
+	while (n--)
+		for (int i = 0; i < NN; i++)
+			bipfw_step(d->fw[i]);
+}
+
+static void duo_close(struct duo *d)
+{
+	for (int i = 0; i < NN; i++)
+		bipfw_destroy(d->fw[i]);
+	simwire_free(d->net);
+}
+
+/* The packetizer cuts a long message into ceil(len / packet) packets
+ * (one for an empty message) and the receiver gets every byte. */
+static void test_packetizer(void)
+{
+	static const size_t lens[] = { 0, 1, PKT - 1, PKT, PKT + 1,
+				       2 * PKT - 1, 2 * PKT, 2 * PKT + 1,
+				       5 * PKT + 3 };
+	static uint8_t src[6 * PKT], dst[6 * PKT];
+
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		struct duo d;
+		size_t len = lens[i], got = 0;
+		uint64_t want = len ? (len + PKT - 1) / PKT : 1, before;
+		uint32_t sg, rg;
+		int node = -1, slot, rc;
+
+		duo_open(&d, false);
+		for (size_t k = 0; k < len; k++)
+			src[k] = (uint8_t)(k * 3 + i);
+		memset(dst, 0, sizeof(dst));
+		before = simwire_sent(d.net, BIP_PKT_LONG_DATA);
+		slot = bipfw_post_long(d.fw[0], 1, 2, src, len, &sg);
+		bipfw_post_lrecv(d.fw[1], 2, dst, sizeof(dst), &rg);
+		duo_steps(&d, 50);
+		CHECK(bipfw_reap_send(d.fw[0], (unsigned)slot, sg) == 1,
+		      "len %zu: send not complete", len);
+		rc = bipfw_reap_lrecv(d.fw[1], 2, rg, &node, &got);
+		CHECK(rc == 1 && node == 0 && got == len,
+		      "len %zu: receive rc %d node %d got %zu", len, rc, node,
+		      got);
+		CHECK(memcmp(src, dst, len) == 0 && dst[len] == 0,
+		      "len %zu: data differs", len);
+		CHECK(simwire_sent(d.net, BIP_PKT_LONG_DATA) - before == want,
+		      "len %zu: %llu packets, expected %llu", len,
+		      (unsigned long long)(simwire_sent(d.net,
+							BIP_PKT_LONG_DATA) -
+					   before),
+		      (unsigned long long)want);
+		duo_close(&d);
+	}
+}
+
+static void test_truncation(void)
+{
+	static uint8_t src[3000], dst[100];
+	struct duo d;
+	uint32_t sg, rg;
+	size_t got;
+	int node, slot;
+
+	duo_open(&d, false);
+	slot = bipfw_post_long(d.fw[0], 1, 1, src, sizeof(src), &sg);
+	bipfw_post_lrecv(d.fw[1], 1, dst, sizeof(dst), &rg);
+	duo_steps(&d, 20);
+	CHECK(bipfw_reap_send(d.fw[0], (unsigned)slot, sg) == -BIP_ETRUNC,
+	      "sender not told of truncation");
+	CHECK(bipfw_reap_lrecv(d.fw[1], 1, rg, &node, &got) == -BIP_ETRUNC,
+	      "receiver not told of truncation");
+	/* The tag is free again and the next message gets through. */
+	slot = bipfw_post_long(d.fw[0], 1, 1, src, 50, &sg);
+	CHECK(bipfw_post_lrecv(d.fw[1], 1, dst, sizeof(dst), &rg) == 0,
+	      "tag still busy");
+	duo_steps(&d, 20);
+	CHECK(bipfw_reap_send(d.fw[0], (unsigned)slot, sg) == 1, "resend");
+	CHECK(bipfw_reap_lrecv(d.fw[1], 1, rg, &node, &got) == 1 && got == 50,
+	      "second message");
+	duo_close(&d);
+}
+
+static void test_peer_death(void)
+{
+	static uint8_t src[5000];
+	struct duo d;
+	uint32_t sg, rg;
+	size_t got;
+	int node, slot;
+
+	duo_open(&d, false);
+	/* A send to a receiver that never posts, then the receiver dies. */
+	slot = bipfw_post_long(d.fw[0], 1, 0, src, sizeof(src), &sg);
+	CHECK(bipfw_post_lrecv(d.fw[0], 3, src, sizeof(src), &rg) == 0,
+	      "post");
+	duo_steps(&d, 10);
+	CHECK(bipfw_reap_send(d.fw[0], (unsigned)slot, sg) == 0, "too early");
+	simwire_kill(d.net, 1);
+	/* Liveness is checked every millisecond: allow a second. */
+	for (uint64_t t0 = bipfw_now_us();
+	     !bipfw_peer_gone(d.fw[0], 1) && bipfw_now_us() - t0 < 1000000;)
+		duo_steps(&d, 1);
+	CHECK(bipfw_peer_gone(d.fw[0], 1), "death not noticed");
+	CHECK(bipfw_reap_send(d.fw[0], (unsigned)slot, sg) == -BIP_EPEERGONE,
+	      "pending send not failed");
+	CHECK(bipfw_post_small(d.fw[0], 1, src, 4) == -BIP_EPEERGONE,
+	      "send to a dead peer accepted");
+	CHECK(bipfw_live_peers(d.fw[0]) == 1, "live peers");
+	/* A receive nobody matched can be withdrawn; the tag frees. */
+	CHECK(bipfw_cancel_lrecv(d.fw[0], 3, rg) == 0, "cancel");
+	CHECK(bipfw_reap_lrecv(d.fw[0], 3, rg, &node, &got) == -BIP_ENOREQ,
+	      "cancelled receive still there");
+	duo_close(&d);
+}
+
+static void test_host_errors(void)
+{
+	static uint8_t buf[BIP_SMALL_MAX + 1];
+	struct duo d;
+	uint32_t g;
+	int n = 0, rc;
+
+	duo_open(&d, false);
+	CHECK(bipfw_post_small(d.fw[0], 0, buf, 1) == -BIP_ENODE, "self");
+	CHECK(bipfw_post_small(d.fw[0], NN, buf, 1) == -BIP_ENODE, "range");
+	CHECK(bipfw_post_small(d.fw[0], -1, buf, 1) == -BIP_ENODE, "neg");
+	CHECK(bipfw_post_small(d.fw[0], 1, buf, BIP_SMALL_MAX + 1) ==
+		      -BIP_ETOOLONG,
+	      "too long");
+	CHECK(bipfw_post_long(d.fw[0], 1, 8, buf, 10, &g) == -BIP_ETAG, "tag");
+	CHECK(bipfw_post_lrecv(d.fw[1], 8, buf, 10, &g) == -BIP_ETAG, "tag");
+	CHECK(bipfw_post_lrecv(d.fw[1], 0, buf, 10, &g) == 0, "post");
+	CHECK(bipfw_post_lrecv(d.fw[1], 0, buf, 10, &g) == -BIP_EBUSY, "busy");
+	CHECK(bipfw_reap_send(d.fw[0], 99, 0) == -BIP_ENOREQ, "bad request");
+	/* Slots run out with nobody acknowledging: try again. */
+	while ((rc = bipfw_post_small(d.fw[0], 2, buf, 8)) == 0)
+		n++;
+	CHECK(rc == -BIP_EAGAIN && n == 16, "slots: %d then %s", n,
+	      bip_strerror(rc));
+	duo_steps(&d, 10);
+	CHECK(bipfw_post_small(d.fw[0], 2, buf, 8) == 0, "acks free slots");
+	duo_close(&d);
+}
+
+int main(void)
+{
+	bip_log_init();
+
+	test_packetizer();
+	test_truncation();
+	test_peer_death();
+	test_host_errors();
+	test_traffic();
+	if (failures)
+		fprintf(stderr, "%d check(s) failed\n", failures);
+	else
+		printf("firmware over the simulated wire: all checks passed\n");
+	return failures ? 1 : 0;
+}
