@@ -9,6 +9,7 @@
 #ifndef BIP_COMMON_WIRE_H
 #define BIP_COMMON_WIRE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define BIP_WIRE_VERSION 1
@@ -36,6 +37,7 @@ enum bip_pkt_type {
 #define BIP_PKTF_DIRECT 0x2  /* LONG_DATA: data was written by single copy */
 #define BIP_PKTF_TRUNC 0x4   /* LONG_CTS: posted buffer too small, cancel */
 #define BIP_PKTF_CSUM 0x8    /* payload checksum in csum is valid */
+#define BIP_PKTF_INLINE 0x10 /* SMALL: payload in the header at 24..47 */
 
 struct bip_pkt_hdr {
 	uint32_t job_key; /*  0: low 32 bits of the job key */
@@ -47,15 +49,29 @@ struct bip_pkt_hdr {
 	uint32_t seq;     /* 12: sequence number (sequenced types only) */
 	uint32_t ack;     /* 16: cumulative ack: next seq expected from dst */
 	uint32_t len;     /* 20: payload bytes following the header */
-	uint32_t tag;     /* 24: long messages: tag */
-	uint32_t msg_id;  /* 28: long messages: sender's message id */
-	uint64_t offset;  /* 32: LONG_DATA: offset; RTS/CTS: total length */
-	uint64_t addr;    /* 40: LONG_CTS: receive buffer address (single copy) */
+	union {
+		struct {
+			uint32_t tag;    /* 24: long messages: tag */
+			uint32_t msg_id; /* 28: long: sender's message id */
+			uint64_t offset; /* 32: LONG_DATA: offset; RTS/CTS:
+					  *     total length */
+			uint64_t addr;   /* 40: LONG_CTS: receive buffer
+					  *     address (single copy) */
+		};
+		/* 24: SMALL with BIP_PKTF_INLINE: the payload itself, so a
+		 * tiny message is one cache line on the wire. */
+		uint8_t inline_data[24];
+	};
 	uint32_t csum;    /* 48: payload checksum when BIP_PKTF_CSUM */
 	uint32_t hcsum;   /* 52: header checksum, computed with hcsum = 0 */
-	uint32_t rsvd[2]; /* 56: zero */
+	uint64_t link;    /* 56: the wire's own (shm: slot stamp); else 0 */
 };                        /* 64 bytes: one cache line */
 
 _Static_assert(sizeof(struct bip_pkt_hdr) == 64, "wire header is 64 bytes");
+_Static_assert(offsetof(struct bip_pkt_hdr, inline_data) == 24 &&
+		       offsetof(struct bip_pkt_hdr, csum) == 48,
+	       "wire header offsets");
+
+#define BIP_PKT_INLINE_MAX 24
 
 #endif

@@ -73,8 +73,19 @@ bool bipfw_rel_on_timer(struct bipfw_rel_tx *tx, uint64_t now,
 			unsigned retrans_us);
 /* Event: a new packet takes the next seq. */
 uint32_t bipfw_rel_on_send_new(struct bipfw_rel_tx *tx, uint64_t now);
-bool bipfw_rel_may_send(const struct bipfw_rel_tx *tx, uint64_t now);
-bool bipfw_rel_window_full(const struct bipfw_rel_tx *tx, unsigned window);
+
+/* Predicates, inline: the idle loop asks them for every peer. */
+static inline bool bipfw_rel_may_send(const struct bipfw_rel_tx *tx,
+				      uint64_t now)
+{
+	return now >= tx->hold_until;
+}
+
+static inline bool bipfw_rel_window_full(const struct bipfw_rel_tx *tx,
+					 unsigned window)
+{
+	return tx->next - tx->una >= window;
+}
 
 /* Event: a sequenced packet arrives. */
 enum bipfw_rx_verdict bipfw_rel_on_arrival(struct bipfw_rel_rx *rx,
@@ -84,8 +95,16 @@ void bipfw_rel_on_delivered(struct bipfw_rel_rx *rx, uint64_t now);
 void bipfw_rel_on_refused(struct bipfw_rel_rx *rx);
 /* Event: a packet carrying our ack (bare ACK or piggyback) left. */
 void bipfw_rel_on_ack_sent(struct bipfw_rel_rx *rx);
-bool bipfw_rel_ack_due(const struct bipfw_rel_rx *rx, uint64_t now,
-		       unsigned every, unsigned delay_us);
+static inline bool bipfw_rel_ack_due(const struct bipfw_rel_rx *rx,
+				     uint64_t now, unsigned every,
+				     unsigned delay_us)
+{
+	if (rx->ack_urgent)
+		return true;
+	if (!rx->unacked)
+		return false;
+	return rx->unacked >= every || now - rx->unacked_since >= delay_us;
+}
 
 /* --- sends ------------------------------------------------------------- */
 
@@ -218,7 +237,8 @@ struct bipfw {
 	bool in_overflow; /* refusing small packets right now */
 	int pending_error;
 
-	uint64_t now;
+	uint64_t now;      /* the clock, refreshed every CLOCK_EVERY steps */
+	unsigned tick;
 	uint64_t next_liveness;
 	unsigned rr; /* round-robin start for transmit */
 
@@ -239,7 +259,8 @@ int bipfw_rx_run(struct bipfw *fw, unsigned budget);
 int bipfw_tx_run(struct bipfw *fw);
 int bipfw_tx_control(struct bipfw *fw, int peer, uint8_t type, uint16_t flags,
 		     uint32_t seq);
-void bipfw_tx_acks(struct bipfw *fw, bool all);
+/* Acknowledge everything received, before sleeping. */
+void bipfw_tx_acks_all(struct bipfw *fw);
 /* hostif.c */
 void bipfw_match_tag(struct bipfw *fw, uint32_t tag);
 void bipfw_send_complete(struct bipfw *fw, unsigned slot, int status);

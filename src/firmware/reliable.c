@@ -71,16 +71,6 @@ uint32_t bipfw_rel_on_send_new(struct bipfw_rel_tx *tx, uint64_t now)
 	return tx->next++;
 }
 
-bool bipfw_rel_may_send(const struct bipfw_rel_tx *tx, uint64_t now)
-{
-	return now >= tx->hold_until;
-}
-
-bool bipfw_rel_window_full(const struct bipfw_rel_tx *tx, unsigned window)
-{
-	return tx->next - tx->una >= window;
-}
-
 enum bipfw_rx_verdict bipfw_rel_on_arrival(struct bipfw_rel_rx *rx,
 					   uint32_t seq)
 {
@@ -122,14 +112,4 @@ void bipfw_rel_on_ack_sent(struct bipfw_rel_rx *rx)
 {
 	rx->unacked = 0;
 	rx->ack_urgent = false;
-}
-
-bool bipfw_rel_ack_due(const struct bipfw_rel_rx *rx, uint64_t now,
-		       unsigned every, unsigned delay_us)
-{
-	if (rx->ack_urgent)
-		return true;
-	if (!rx->unacked)
-		return false;
-	return rx->unacked >= every || now - rx->unacked_since >= delay_us;
 }

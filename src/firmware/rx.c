@@ -34,6 +34,9 @@ static bool packet_valid(struct bipfw *fw, const struct bip_pkt_hdr *h,
 		goto bad;
 	if (h->type == BIP_PKT_SMALL && h->len > BIP_SMALL_MAX)
 		goto bad;
+	if ((h->flags & BIP_PKTF_INLINE) &&
+	    (h->type != BIP_PKT_SMALL || h->len > BIP_PKT_INLINE_MAX))
+		goto bad;
 	if ((h->flags & BIP_PKTF_CSUM) && bipfw_csum(payload, h->len) != h->csum)
 		goto bad;
 	return true;
@@ -239,6 +242,8 @@ int bipfw_rx_run(struct bipfw *fw, unsigned budget)
 
 	while ((unsigned)n < budget &&
 	       fw->wire->rx(fw->wire_ctx, &h, &payload) == 0) {
+		if (h->flags & BIP_PKTF_INLINE)
+			payload = h->inline_data;
 		if (packet_valid(fw, h, payload))
 			handle_packet(fw, h, payload);
 		fw->wire->rx_done(fw->wire_ctx);

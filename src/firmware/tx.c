@@ -5,6 +5,8 @@
  * configured packet size. A packet leaves as soon as it is built (immediate
  * sending): the receiver copies packet k while packet k+1 is written.
  */
+#include <string.h>
+
 #include "log.h"
 #include "nic.h"
 
@@ -37,13 +39,15 @@ static int put_on_link(struct bipfw *fw, int peer, struct bip_pkt_hdr *h,
 	struct bipfw_peer *p = &fw->peers[peer];
 	int rc;
 
+	size_t trailing = h->flags & BIP_PKTF_INLINE ? 0 : h->len;
+
 	h->ack = p->rx.expected;
 	if (fw->lossy) {
 		h->flags |= BIP_PKTF_CSUM;
 		h->csum = bipfw_csum(payload, h->len);
 		bipfw_hdr_seal(h);
 	}
-	rc = fw->wire->tx(fw->wire_ctx, peer, h, payload, h->len);
+	rc = fw->wire->tx(fw->wire_ctx, peer, h, payload, trailing);
 	if (rc)
 		return rc;
 	fw->cnt.packets_sent++;
@@ -74,10 +78,17 @@ static const void *entry_payload(const struct bipfw *fw,
 static int send_entry(struct bipfw *fw, int peer, const struct bipfw_txent *e,
 		      uint32_t seq)
 {
+	const void *payload = entry_payload(fw, e);
 	struct bip_pkt_hdr h;
 
 	build_hdr(fw, peer, e, seq, &h);
-	return put_on_link(fw, peer, &h, entry_payload(fw, e));
+	if (e->type == BIP_PKT_SMALL && e->len <= BIP_PKT_INLINE_MAX) {
+		/* A tiny payload rides in the header's long-message fields. */
+		memcpy(h.inline_data, payload, e->len);
+		h.flags |= BIP_PKTF_INLINE;
+		payload = h.inline_data;
+	}
+	return put_on_link(fw, peer, &h, payload);
 }
 
 /* Long data goes by DMA when the wire has it and the message is large. */
@@ -230,33 +241,39 @@ static int tx_peer(struct bipfw *fw, int peer)
 	return n;
 }
 
+static void tx_ack(struct bipfw *fw, int peer)
+{
+	if (bipfw_tx_control(fw, peer, BIP_PKT_ACK, 0, 0) == 0)
+		fw->cnt.acks_sent++;
+}
+
+/* Every live peer once, starting one further each time (fairness); a bare
+ * ACK last, for acks that no packet of this pass carried. */
 int bipfw_tx_run(struct bipfw *fw)
 {
 	int nn = fw->cfg.nnodes, n = 0;
+	int peer = fw->rr = fw->rr + 1 >= (unsigned)nn ? 0 : fw->rr + 1;
 
-	for (int k = 0; k < nn; k++) {
-		int peer = (int)((fw->rr + (unsigned)k) % (unsigned)nn);
+	for (int k = 0; k < nn; k++, peer = peer + 1 == nn ? 0 : peer + 1) {
+		struct bipfw_peer *p = &fw->peers[peer];
 
-		if (peer != fw->cfg.node &&
-		    fw->peers[peer].state == BIPFW_PEER_LIVE)
-			n += tx_peer(fw, peer);
+		if (peer == fw->cfg.node || p->state != BIPFW_PEER_LIVE)
+			continue;
+		n += tx_peer(fw, peer);
+		if (bipfw_rel_ack_due(&p->rx, fw->now, fw->cfg.ack_every,
+				      fw->cfg.ack_delay_us))
+			tx_ack(fw, peer);
 	}
-	fw->rr++;
 	return n;
 }
 
-void bipfw_tx_acks(struct bipfw *fw, bool all)
+void bipfw_tx_acks_all(struct bipfw *fw)
 {
 	for (int peer = 0; peer < fw->cfg.nnodes; peer++) {
 		struct bipfw_peer *p = &fw->peers[peer];
-		bool due = all ? p->rx.unacked || p->rx.ack_urgent
-			       : bipfw_rel_ack_due(&p->rx, fw->now,
-						   fw->cfg.ack_every,
-						   fw->cfg.ack_delay_us);
 
-		if (peer == fw->cfg.node || p->state != BIPFW_PEER_LIVE || !due)
-			continue;
-		if (bipfw_tx_control(fw, peer, BIP_PKT_ACK, 0, 0) == 0)
-			fw->cnt.acks_sent++;
+		if (peer != fw->cfg.node && p->state == BIPFW_PEER_LIVE &&
+		    (p->rx.unacked || p->rx.ack_urgent))
+			tx_ack(fw, peer);
 	}
 }

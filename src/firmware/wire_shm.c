@@ -50,12 +50,23 @@ struct seg_hdr {
 	_Atomic uint32_t doorbell;
 };
 
-/* Head and tail on separate cache lines: each is written by one side. */
+/*
+ * A ring of fixed-size slots, each a packet header and its payload. The
+ * producer writes the payload, the header, and last the header's link word
+ * (the slot stamp: ring position + 1); the consumer polls the stamp of the
+ * next slot, so a small message crosses cores in the lines it occupies and
+ * no separate head counter. The consumer's tail sits on its own line and is
+ * read by the producer only when the ring looks full.
+ */
 struct ring {
-	_Alignas(CACHELINE) _Atomic uint64_t head; /* producer */
-	_Alignas(CACHELINE) _Atomic uint64_t tail; /* consumer */
-	_Alignas(CACHELINE) uint8_t slots[];
+	_Alignas(2 * CACHELINE) _Atomic uint64_t tail; /* consumer */
+	_Alignas(2 * CACHELINE) uint8_t slots[];
 };
+
+static _Atomic uint64_t *slot_stamp(uint8_t *slot)
+{
+	return (_Atomic uint64_t *)(slot + offsetof(struct bip_pkt_hdr, link));
+}
 
 struct shm_peer {
 	struct seg_hdr *seg; /* the peer's segment, mapped */
@@ -74,6 +85,7 @@ struct bipfw_shm {
 	uint32_t slot_size;
 	char host[HOST_NAME_MAX + 1];
 	struct shm_peer *peers;
+	struct ring **in; /* our inbound rings, by source (NULL for self) */
 	uint64_t *tails;  /* consumer positions of our inbound rings */
 	int rx_next;      /* ring to look at first (round-robin) */
 	int rx_cur;       /* ring of the packet being processed */
@@ -181,15 +193,18 @@ int bipfw_shm_open(const struct bipfw_shm_params *params,
 	if (!shm)
 		return -BIP_ENOMEM;
 	shm->p = *params;
+	/* Slots on 128-byte boundaries: a header and the first payload line
+	 * form the pair of lines the hardware fetches together. */
 	shm->slot_size = (uint32_t)((sizeof(struct bip_pkt_hdr) +
-				     params->packet_size + CACHELINE - 1) &
-				    ~(size_t)(CACHELINE - 1));
+				     params->packet_size + 2 * CACHELINE - 1) &
+				    ~(size_t)(2 * CACHELINE - 1));
 	ring_size = sizeof(struct ring) +
 		    (size_t)shm->slot_size * params->ring_slots;
 	shm->size = ring_off + ring_size * (size_t)(n - 1);
 	shm->peers = calloc((size_t)n, sizeof(*shm->peers));
 	shm->tails = calloc((size_t)n, sizeof(*shm->tails));
-	if (!shm->peers || !shm->tails) {
+	shm->in = calloc((size_t)n, sizeof(*shm->in));
+	if (!shm->peers || !shm->tails || !shm->in) {
 		rc = -BIP_ENOMEM;
 		goto fail;
 	}
@@ -215,6 +230,9 @@ int bipfw_shm_open(const struct bipfw_shm_params *params,
 	h->nslots = params->ring_slots;
 	h->ring_off = ring_off;
 	h->ring_size = ring_size;
+	for (int src = 0; src < n; src++)
+		if (src != params->node)
+			shm->in[src] = ring_at(h, src);
 	if (n == 1) {
 		shm_unlink(name);
 		shm->linked = false;
@@ -336,8 +354,7 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 	}
 	pp->pid = s->pid;
 	pp->out = ring_at(s, shm->p.node);
-	pp->head = atomic_load(&pp->out->head);
-	pp->tail_seen = atomic_load(&pp->out->tail);
+	pp->head = pp->tail_seen = atomic_load(&pp->out->tail);
 	pp->cma = shm->p.cma && cma_works(pp);
 	return 0;
 unmap:
@@ -366,6 +383,7 @@ void bipfw_shm_close(struct bipfw_shm *shm)
 		shm_unlink(name);
 	}
 	free(shm->peers);
+	free(shm->in);
 	free(shm->tails);
 	free(shm);
 }
@@ -389,10 +407,10 @@ static int shm_tx(void *ctx, int peer, const struct bip_pkt_hdr *hdr,
 			return -BIP_EAGAIN;
 	}
 	slot = pp->out->slots + (pp->head % s->nslots) * s->slot_size;
-	memcpy(slot, hdr, sizeof(*hdr));
 	if (len)
 		memcpy(slot + sizeof(*hdr), payload, len);
-	atomic_store_explicit(&pp->out->head, ++pp->head,
+	memcpy(slot, hdr, offsetof(struct bip_pkt_hdr, link));
+	atomic_store_explicit(slot_stamp(slot), ++pp->head,
 			      memory_order_release);
 	/* Pairs with the fence in shm_wait: either it sees our packet or we
 	 * see it asleep and ring. */
@@ -404,27 +422,32 @@ static int shm_tx(void *ctx, int peer, const struct bip_pkt_hdr *hdr,
 	return 0;
 }
 
-static bool ring_ready(struct bipfw_shm *shm, int src)
+static uint8_t *next_slot(struct bipfw_shm *shm, int src)
 {
-	return atomic_load_explicit(&ring_at(shm->self, src)->head,
-				    memory_order_acquire) != shm->tails[src];
+	return shm->in[src]->slots +
+	       (shm->tails[src] % shm->self->nslots) * shm->self->slot_size;
 }
 
+static bool ring_ready(struct bipfw_shm *shm, int src)
+{
+	return atomic_load_explicit(slot_stamp(next_slot(shm, src)),
+				    memory_order_acquire) == shm->tails[src] + 1;
+}
+
+/* Look at every inbound ring once, from rx_next on (round-robin). This is
+ * the idle loop's hot path: no division, precomputed ring pointers. */
 static int shm_rx(void *ctx, const struct bip_pkt_hdr **hdr,
 		  const void **payload)
 {
 	struct bipfw_shm *shm = ctx;
-	int n = shm->p.nnodes;
+	int n = shm->p.nnodes, src = shm->rx_next;
 
-	for (int k = 0; k < n; k++) {
-		int src = (shm->rx_next + k) % n;
-		struct seg_hdr *s = shm->self;
+	for (int k = 0; k < n; k++, src = src + 1 == n ? 0 : src + 1) {
 		uint8_t *slot;
 
 		if (src == shm->p.node || !ring_ready(shm, src))
 			continue;
-		slot = ring_at(s, src)->slots +
-		       (shm->tails[src] % s->nslots) * s->slot_size;
+		slot = next_slot(shm, src);
 		*hdr = (const struct bip_pkt_hdr *)slot;
 		*payload = slot + sizeof(struct bip_pkt_hdr);
 		shm->rx_cur = src;
@@ -438,9 +461,9 @@ static void shm_rx_done(void *ctx)
 	struct bipfw_shm *shm = ctx;
 	int src = shm->rx_cur;
 
-	atomic_store_explicit(&ring_at(shm->self, src)->tail, ++shm->tails[src],
+	atomic_store_explicit(&shm->in[src]->tail, ++shm->tails[src],
 			      memory_order_release);
-	shm->rx_next = (src + 1) % shm->p.nnodes;
+	shm->rx_next = src + 1 == shm->p.nnodes ? 0 : src + 1;
 }
 
 static int shm_dma_write(void *ctx, int peer, uint64_t addr, const void *src,
