@@ -48,9 +48,11 @@ static size_t size_of(int s, int d, unsigned k)
 	size_t p = lim.packet_size;
 
 	if (!is_long(s, d, k)) {
-		size_t t[] = { 0, 1, BIP_SMALL_MAX - 1, BIP_SMALL_MAX, 8,
-			       h % BIP_SMALL_MAX };
-		return t[h / 7 % 6];
+		/* 23/24/25: the largest payload carried inline in a header
+		 * (BIP_PKT_INLINE_MAX of the wire format) and its neighbours. */
+		size_t t[] = { 0, 1, BIP_SMALL_MAX - 1, BIP_SMALL_MAX, 8, 23, 24,
+			       25, h % BIP_SMALL_MAX };
+		return t[h / 7 % 9];
 	}
 	size_t t[] = { BIP_SMALL_MAX + 1, p - 1, p, p + 1, 2 * p - 1, 2 * p,
 		       2 * p + 1, 0, 1, h % MAXLONG };
