@@ -80,6 +80,10 @@ struct bip_open_params {
 
 /* --- set-up ------------------------------------------------------------ */
 
+/* The job key BIP derives from a launcher's job name (the PMI kvsname):
+ * every process of a job computes the same key from the same name. */
+uint64_t bip_job_key(const char *job_name);
+
 /* Bootstrap through the PMI-1 environment (Hydra's mpiexec or bip_run):
  * open, exchange cards through PMI, connect every node, synchronise. */
 int bip_init(bip_ep_t **ep_p);

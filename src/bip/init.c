@@ -34,6 +34,11 @@ static int exchange_cards(bip_ep_t *ep, struct bip_pmi *pmi)
 	return rc ? rc : bip_pmi_barrier(pmi);
 }
 
+uint64_t bip_job_key(const char *job_name)
+{
+	return bip_job_key_from_name(job_name ? job_name : "");
+}
+
 int bip_init(bip_ep_t **ep_p)
 {
 	struct bip_open_params params;
@@ -50,7 +55,7 @@ int bip_init(bip_ep_t **ep_p)
 	params = (struct bip_open_params){
 		.node = bip_pmi_rank(pmi),
 		.nnodes = bip_pmi_size(pmi),
-		.job_key = bip_job_key_from_name(bip_pmi_kvsname(pmi)),
+		.job_key = bip_job_key(bip_pmi_kvsname(pmi)),
 	};
 	rc = bip_open(&params, &ep);
 	if (rc) {

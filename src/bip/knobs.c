@@ -12,7 +12,7 @@
 #include "knobs.h"
 #include "log.h"
 
-enum knob_kind { KNOB_COUNT, KNOB_SIZE, KNOB_CHOICE };
+enum knob_kind { KNOB_COUNT, KNOB_POW2, KNOB_SIZE, KNOB_CHOICE };
 
 struct knob {
 	struct bip_knob_desc d;
@@ -48,10 +48,10 @@ static const struct knob knobs[] = {
 	    "Payload bytes per packet: long messages are cut into packets of "
 	    "this size and pipelined; must be equal on every node." },
 	  KNOB_SIZE, 4096, 4u << 20, NULL, F(packet_size) },
-	{ { "BIP_WINDOW", "count", "128",
+	{ { "BIP_WINDOW", "power of two", "128",
 	    "Packets in flight per peer before acknowledgements are "
 	    "needed." },
-	  KNOB_COUNT, 2, 32768, NULL, F(window) },
+	  KNOB_POW2, 2, 32768, NULL, F(window) },
 	{ { "BIP_ACK_EVERY", "count", "16",
 	    "A receiver acknowledges at once after this many packets." },
 	  KNOB_COUNT, 1, 32768, NULL, F(ack_every) },
@@ -151,10 +151,16 @@ static int parse_knob(const struct knob *k, const char *text,
 		}
 		break;
 	case KNOB_COUNT:
+	case KNOB_POW2:
 		errno = 0;
 		*v = strtoull(text, &end, 10);
 		if (errno || end == text || *end || *text == '-') {
 			snprintf(why, len, "%s=%s: expected a whole number",
+				 k->d.name, text);
+			return -BIP_EINVAL;
+		}
+		if (k->kind == KNOB_POW2 && (*v & (*v - 1))) {
+			snprintf(why, len, "%s=%s: expected a power of two",
 				 k->d.name, text);
 			return -BIP_EINVAL;
 		}

@@ -24,13 +24,16 @@ uint64_t bipfw_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-/* A small message always fits in one packet. */
+/* A small message always fits in one packet; the window is a power of two
+ * so that scoreboard slots (seq mod window) stay distinct across the
+ * 2^32 wrap of sequence numbers. */
 static int config_check(const struct bipfw_config *c)
 {
 	if (c->nnodes < 1 || c->nnodes > 0xfff0 || c->node < 0 ||
 	    c->node >= c->nnodes || !c->small_queue || !c->send_slots ||
 	    c->send_slots >= BIPFW_NONE || !c->long_tags ||
-	    c->long_tags >= BIPFW_NONE || c->window < 2 || !c->ack_every ||
+	    c->long_tags >= BIPFW_NONE || c->window < 2 ||
+	    (c->window & (c->window - 1)) || !c->ack_every ||
 	    c->packet_size < BIP_SMALL_MAX || c->packet_size > UINT32_MAX)
 		return -BIP_EINVAL;
 	return 0;
@@ -217,6 +220,7 @@ static bool tx_pending(const struct bipfw *fw)
 			continue;
 		if (p->fifo.head != BIPFW_NONE || p->stream.head != BIPFW_NONE ||
 		    p->cts.head != BIPFW_NONE || p->rx.nack_due ||
+		    p->rx.unacked || p->rx.ack_urgent ||
 		    p->tx.resend != p->tx.next ||
 		    (fw->lossy && p->tx.una != p->tx.next))
 			return true;

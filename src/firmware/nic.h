@@ -246,6 +246,14 @@ struct bipfw {
 	uint8_t *mem; /* one allocation for the buffers above */
 };
 
+/* The scoreboard entry of a sequence number. */
+static inline struct bipfw_txent *bipfw_board(const struct bipfw *fw,
+					      struct bipfw_peer *p,
+					      uint32_t seq)
+{
+	return &p->board[seq & (fw->cfg.window - 1)];
+}
+
 /* A long message's id on the wire: its slot plus a generation, so that a
  * stale CTS for a reused slot is recognised. */
 static inline uint32_t bipfw_msg_id(const struct bipfw *fw, unsigned slot)

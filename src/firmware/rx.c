@@ -136,8 +136,11 @@ static void deliver_data(struct bipfw *fw, int src, struct bipfw_rel_rx *rx,
 	struct bipfw_lrecv *r = h->tag < fw->cfg.long_tags ? &fw->tags[h->tag]
 							   : NULL;
 
+	/* Written to avoid overflow: offset and len come from the wire. A
+	 * receive being cancelled (cts_flagged) takes no data at all. */
 	if (!r || r->state != BIPFW_LRECV_ACTIVE || r->src != src ||
-	    r->msg_id != h->msg_id || h->offset + h->len > r->total) {
+	    r->msg_id != h->msg_id || r->cts_flagged || h->offset > r->total ||
+	    h->len > r->total - h->offset) {
 		fw->cnt.dropped_bad++;
 		bip_warn("unexpected long data from node %d (tag %u)", src,
 			 h->tag);
@@ -183,7 +186,7 @@ static void release_acked(struct bipfw *fw, struct bipfw_peer *p,
 			  uint32_t from, uint32_t count)
 {
 	for (uint32_t k = 0; k < count; k++) {
-		struct bipfw_txent *e = &p->board[(from + k) % fw->cfg.window];
+		struct bipfw_txent *e = bipfw_board(fw, p, from + k);
 
 		if (e->slot == BIPFW_NONE)
 			continue;
@@ -201,7 +204,9 @@ static void handle_packet(struct bipfw *fw, const struct bip_pkt_hdr *h,
 	struct bipfw_peer *p = &fw->peers[src];
 	uint32_t una = p->tx.una, covered;
 
-	if (p->state == BIPFW_PEER_GONE)
+	/* A peer that closed or died is done: nothing it sent after that
+	 * may start new work here. */
+	if (p->state != BIPFW_PEER_LIVE)
 		return;
 	fw->cnt.packets_received++;
 	covered = bipfw_rel_on_ack(&p->tx, h->ack, fw->now);
@@ -236,16 +241,20 @@ static void handle_packet(struct bipfw *fw, const struct bip_pkt_hdr *h,
 
 int bipfw_rx_run(struct bipfw *fw, unsigned budget)
 {
-	const struct bip_pkt_hdr *h;
+	const struct bip_pkt_hdr *wh;
+	struct bip_pkt_hdr h;
 	const void *payload;
 	int n = 0;
 
 	while ((unsigned)n < budget &&
-	       fw->wire->rx(fw->wire_ctx, &h, &payload) == 0) {
-		if (h->flags & BIP_PKTF_INLINE)
-			payload = h->inline_data;
-		if (packet_valid(fw, h, payload))
-			handle_packet(fw, h, payload);
+	       fw->wire->rx(fw->wire_ctx, &wh, &payload) == 0) {
+		/* Validate and use a private copy: the link's copy may be in
+		 * memory the sender can still write. */
+		h = *wh;
+		if (h.flags & BIP_PKTF_INLINE)
+			payload = h.inline_data;
+		if (packet_valid(fw, &h, payload))
+			handle_packet(fw, &h, payload);
 		fw->wire->rx_done(fw->wire_ctx);
 		n++;
 	}

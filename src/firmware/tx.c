@@ -222,14 +222,15 @@ static int tx_peer(struct bipfw *fw, int peer)
 		return n;
 	/* Go-back-N: after a rollback, resend in order before anything new. */
 	while (tx->resend != tx->next && n < TX_BUDGET) {
-		if (send_entry(fw, peer, &p->board[tx->resend % w], tx->resend))
+		if (send_entry(fw, peer, bipfw_board(fw, p, tx->resend),
+			       tx->resend))
 			return n;
 		tx->resend++;
 		fw->cnt.retransmits++;
 		n++;
 	}
 	while (n < TX_BUDGET && !bipfw_rel_window_full(tx, w)) {
-		struct bipfw_txent *e = &p->board[tx->next % w];
+		struct bipfw_txent *e = bipfw_board(fw, p, tx->next);
 
 		if (!next_packet(fw, peer, e) ||
 		    send_entry(fw, peer, e, tx->next))

@@ -72,6 +72,8 @@ struct shm_peer {
 	struct seg_hdr *seg; /* the peer's segment, mapped */
 	size_t size;
 	struct ring *out;    /* our ring inside it */
+	uint32_t nslots;     /* its geometry, checked once at connect */
+	uint32_t slot_size;
 	uint64_t head;       /* our next write position in out */
 	uint64_t tail_seen;  /* last tail read from out */
 	pid_t pid;
@@ -158,7 +160,10 @@ again:
 		bip_err("cannot create /dev/shm%s: %s", name, strerror(errno));
 		return -BIP_ESYS;
 	}
-	if (ftruncate(fd, (off_t)shm->size) < 0) {
+	/* Reserve the pages now: a full /dev/shm must be an error here, not a
+	 * SIGBUS at the first write into a sparse page. */
+	errno = posix_fallocate(fd, 0, (off_t)shm->size);
+	if (errno) {
 		bip_err("cannot size /dev/shm%s to %zu bytes: %s", name,
 			shm->size, strerror(errno));
 		close(fd);
@@ -337,10 +342,16 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 	if (rc)
 		return rc;
 	s = pp->seg;
+	/* Check the geometry once, overflow-safe, and keep our own copy: the
+	 * peer's header is not read again on the send path. */
 	if (s->magic != SEG_MAGIC || s->version != SEG_VERSION ||
 	    s->job_key != shm->p.job_key || s->node != peer ||
-	    s->nnodes != (uint32_t)shm->p.nnodes ||
-	    pp->size < s->ring_off + s->ring_size * (s->nnodes - 1)) {
+	    s->nnodes != (uint32_t)shm->p.nnodes || s->nslots < 2 ||
+	    s->slot_size < sizeof(struct bip_pkt_hdr) ||
+	    s->ring_size < sizeof(struct ring) ||
+	    (s->ring_size - sizeof(struct ring)) / s->nslots < s->slot_size ||
+	    s->ring_off > pp->size ||
+	    (pp->size - s->ring_off) / (s->nnodes - 1) < s->ring_size) {
 		bip_err("node %d's segment does not belong to this job", peer);
 		rc = -BIP_ECARD;
 		goto unmap;
@@ -353,6 +364,8 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 		goto unmap;
 	}
 	pp->pid = s->pid;
+	pp->nslots = s->nslots;
+	pp->slot_size = s->slot_size;
 	pp->out = ring_at(s, shm->p.node);
 	pp->head = pp->tail_seen = atomic_load(&pp->out->tail);
 	pp->cma = shm->p.cma && cma_works(pp);
@@ -400,13 +413,13 @@ static int shm_tx(void *ctx, int peer, const struct bip_pkt_hdr *hdr,
 
 	if (!s)
 		return -BIP_ESTATE;
-	if (pp->head - pp->tail_seen >= s->nslots) {
+	if (pp->head - pp->tail_seen >= pp->nslots) {
 		pp->tail_seen = atomic_load_explicit(&pp->out->tail,
 						     memory_order_acquire);
-		if (pp->head - pp->tail_seen >= s->nslots)
+		if (pp->head - pp->tail_seen >= pp->nslots)
 			return -BIP_EAGAIN;
 	}
-	slot = pp->out->slots + (pp->head % s->nslots) * s->slot_size;
+	slot = pp->out->slots + (pp->head % pp->nslots) * pp->slot_size;
 	if (len)
 		memcpy(slot + sizeof(*hdr), payload, len);
 	memcpy(slot, hdr, offsetof(struct bip_pkt_hdr, link));
@@ -499,8 +512,10 @@ static int shm_peer_state(void *ctx, int peer)
 
 	if (!pp->seg)
 		return BIPFW_PEER_LIVE; /* not connected yet: nothing to judge */
+	/* Closed counts only once what it sent before closing is read. */
 	if (atomic_load(&pp->seg->closed))
-		return BIPFW_PEER_CLOSED;
+		return ring_ready(ctx, peer) ? BIPFW_PEER_LIVE
+					     : BIPFW_PEER_CLOSED;
 	return pid_alive(pp->pid) ? BIPFW_PEER_LIVE : BIPFW_PEER_GONE;
 }
 

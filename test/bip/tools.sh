@@ -6,8 +6,10 @@ for k in BIP_LOG BIP_SMALL_QUEUE BIP_SEND_SLOTS BIP_LONG_TAGS BIP_PACKET_SIZE \
 	BIP_WINDOW BIP_IDLE BIP_SPIN_US BIP_SHM_CMA_MIN; do
 	echo "$out" | grep -q "^  $k " || { echo "FAILED: $k missing"; exit 1; }
 done
-BIP_WINDOW=1 "$top_builddir/bip_info" >/dev/null &&
-	{ echo "FAILED: bip_info accepted BIP_WINDOW=1"; exit 1; }
+for bad in BIP_WINDOW=1 BIP_WINDOW=100 BIP_PACKET_SIZE=12q BIP_IDLE=nap; do
+	env "$bad" "$top_builddir/bip_info" >/dev/null &&
+		{ echo "FAILED: bip_info accepted $bad"; exit 1; }
+done
 table=$("$BIP_RUN" -n 2 -t 120 "$top_builddir/bip_pingpong" -r 20) ||
 	{ echo "FAILED: bip_pingpong"; exit 1; }
 echo "$table"

@@ -155,6 +155,16 @@ static int sim_tx(void *ctx, int peer, const struct bip_pkt_hdr *hdr,
 	return 0;
 }
 
+void simwire_inject(struct simwire_net *net, int dst,
+		    const struct bip_pkt_hdr *hdr, const void *payload,
+		    size_t len)
+{
+	struct simpkt p = copy_pkt(hdr, payload, len);
+
+	bipfw_hdr_seal(&p.hdr);
+	enqueue(&net->ports[dst], &p, false);
+}
+
 static int sim_rx(void *ctx, const struct bip_pkt_hdr **hdr,
 		  const void **payload)
 {

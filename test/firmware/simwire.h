@@ -26,6 +26,12 @@ void simwire_kill(struct simwire_net *net, int node);
 extern const struct bipfw_wire simwire_wire;     /* lossy, with DMA */
 extern const struct bipfw_wire simwire_wire_nodma;
 
+/* Put a packet of our own making on the wire toward node dst (tests of
+ * malformed input). */
+void simwire_inject(struct simwire_net *net, int dst,
+		    const struct bip_pkt_hdr *hdr, const void *payload,
+		    size_t len);
+
 /* Packets of a type put on the wire so far (before any fault). */
 uint64_t simwire_sent(struct simwire_net *net, unsigned type);
 

@@ -226,7 +226,20 @@ struct scenario {
 	struct simwire_faults f;
 	bool dma, slow;
 	unsigned small_queue;
+	bool near_wrap; /* sequence numbers start just below 2^32 */
 };
+
+/* Every pair starts its sequence numbers at seq, on both sides. */
+static void start_sequences_at(struct node *nodes, uint32_t seq)
+{
+	for (int i = 0; i < NN; i++)
+		for (int j = 0; j < NN; j++) {
+			struct bipfw_peer *p = &nodes[i].fw->peers[j];
+
+			p->tx.next = p->tx.una = p->tx.resend = seq;
+			p->rx.expected = seq;
+		}
+}
 
 static struct bipfw_counters run(const struct scenario *sc, uint64_t seed,
 				 unsigned m)
@@ -247,6 +260,8 @@ static struct bipfw_counters run(const struct scenario *sc, uint64_t seed,
 		for (int s = 0; s < NN; s++)
 			nodes[i].lbuf[s] = malloc(LONG_MAX_LEN);
 	}
+	if (sc->near_wrap)
+		start_sequences_at(nodes, UINT32_MAX - 300);
 	for (iter = 0; iter < 3000000 && !done; iter++) {
 		done = true;
 		for (int i = 0; i < NN; i++) {
@@ -297,6 +312,8 @@ static void test_traffic(void)
 		  false, false, 64 },
 		{ "everything", { 8, 8, 8, 3, 2, 0 }, true, false, 64 },
 		{ "slow consumer", { .loss_pct = 2 }, true, true, 4 },
+		{ "sequence wrap", { .loss_pct = 3, .dup_pct = 3 }, false,
+		  false, 64, true },
 	};
 
 	for (size_t i = 0; i < sizeof(scs) / sizeof(scs[0]); i++) {
@@ -477,6 +494,69 @@ static void test_peer_death(void)
 	duo_close(&d);
 }
 
+/* Long data whose offset or length lies about the message must be dropped
+ * without writing a byte outside the receive buffer. */
+static void test_malformed_data(void)
+{
+	static uint8_t src[3000], payload[200];
+	static uint8_t area[4096 + 64];
+	uint8_t *dst = area + 32;
+	static const uint64_t offsets[] = { UINT64_MAX - 10, 2950, 3000, 4000 };
+	struct duo d;
+	uint32_t sg, rg;
+	struct bipfw_lrecv *r;
+
+	duo_open(&d, false);
+	memset(area, 0xee, sizeof(area));
+	bipfw_post_long(d.fw[0], 1, 0, src, sizeof(src), &sg);
+	bipfw_post_lrecv(d.fw[1], 0, dst, 4096, &rg);
+	bipfw_step(d.fw[0]); /* RTS out */
+	bipfw_step(d.fw[1]); /* matched: ACTIVE, CTS out */
+	r = &d.fw[1]->tags[0];
+	CHECK(r->state == BIPFW_LRECV_ACTIVE, "receive not active");
+	for (size_t i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++) {
+		uint64_t bad = d.fw[1]->cnt.dropped_bad;
+		struct bip_pkt_hdr h = {
+			.job_key = 0xb1b0cafe, .version = BIP_WIRE_VERSION,
+			.type = BIP_PKT_LONG_DATA, .src = 0, .dst = 1,
+			.seq = d.fw[1]->peers[0].rx.expected, .len = 100,
+			.tag = 0, .msg_id = r->msg_id, .offset = offsets[i],
+		};
+
+		simwire_inject(d.net, 1, &h, payload, 100);
+		bipfw_step(d.fw[1]);
+		CHECK(d.fw[1]->cnt.dropped_bad == bad + 1,
+		      "data at offset %llu accepted",
+		      (unsigned long long)offsets[i]);
+	}
+	for (size_t i = 0; i < 32; i++)
+		CHECK(area[i] == 0xee && area[32 + 4096 + i] == 0xee,
+		      "guard byte %zu overwritten", i);
+	CHECK(r->received == 0, "forged data counted");
+	duo_close(&d);
+}
+
+/* An RTS still in flight from a peer that closed must not capture a
+ * receive posted later (that receive would wait for ever). */
+static void test_closed_peer(void)
+{
+	static uint8_t src[5000], dst[5000];
+	struct duo d;
+	uint32_t sg, rg;
+
+	duo_open(&d, false);
+	bipfw_post_long(d.fw[0], 1, 2, src, sizeof(src), &sg);
+	bipfw_step(d.fw[0]); /* the RTS is on the wire */
+	bipfw_peer_lost(d.fw[1], 0, BIPFW_PEER_CLOSED);
+	bipfw_step(d.fw[1]);
+	CHECK(bipfw_post_lrecv(d.fw[1], 2, dst, sizeof(dst), &rg) == 0, "post");
+	bipfw_step(d.fw[1]);
+	CHECK(d.fw[1]->tags[2].state == BIPFW_LRECV_POSTED,
+	      "a closed peer's RTS matched a receive");
+	CHECK(bipfw_cancel_lrecv(d.fw[1], 2, rg) == 0, "cancel");
+	duo_close(&d);
+}
+
 static void test_host_errors(void)
 {
 	static uint8_t buf[BIP_SMALL_MAX + 1];
@@ -514,6 +594,8 @@ int main(void)
 	test_truncation();
 	test_peer_death();
 	test_host_errors();
+	test_malformed_data();
+	test_closed_peer();
 	test_traffic();
 	if (failures)
 		fprintf(stderr, "%d check(s) failed\n", failures);
