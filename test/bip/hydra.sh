@@ -2,7 +2,9 @@
 # BIP programs start under MPICH's Hydra mpiexec through the same PMI-1
 # bootstrap as under bip_run.
 . "$top_srcdir/test/bip/lib.sh"
-hydra=$(command -v mpiexec.hydra || true)
+# Ours when the MPI build is installed, else Debian's.
+hydra=$prefix/bin/mpiexec.hydra
+[ -x "$hydra" ] || hydra=$(command -v mpiexec.hydra || true)
 if [ -z "$hydra" ]; then
 	echo "SKIP: Hydra (mpiexec.hydra, Debian package mpich) is not installed"
 	exit 77

@@ -1,0 +1,14 @@
+## The bip netmod inside MPICH's build (linked as src/mpid/ch4/netmod/bip).
+if BUILD_CH4_NETMOD_BIP
+
+noinst_HEADERS += src/mpid/ch4/netmod/bip/bip_pre.h \
+	src/mpid/ch4/netmod/bip/bip_impl.h \
+	src/mpid/ch4/netmod/bip/netmod_inline.h
+
+mpi_core_sources += src/mpid/ch4/netmod/bip/func_table.c \
+	src/mpid/ch4/netmod/bip/bip_init.c \
+	src/mpid/ch4/netmod/bip/bip_am.c
+
+errnames_txt_files += src/mpid/ch4/netmod/bip/errnames.txt
+
+endif

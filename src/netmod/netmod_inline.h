@@ -1,0 +1,134 @@
+/*
+ * netmod_inline.h - the inline entry points of the bip netmod. Each is a
+ * thin call into the netmod's .c files; every native operation (matching,
+ * RMA, collectives) falls back to MPICH's generic MPIDIG layer for now.
+ */
+#ifndef NETMOD_INLINE_H_INCLUDED
+#define NETMOD_INLINE_H_INCLUDED
+
+#include "bip_impl.h"
+#include "netmod_am_fallback.h"
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_progress(int vci, int blocking)
+{
+	return MPIDI_BIP_progress(vci, blocking);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_am_send_hdr(int rank, MPIR_Comm *comm,
+						  int handler_id,
+						  const void *am_hdr,
+						  MPI_Aint am_hdr_sz,
+						  int src_vci, int dst_vci)
+{
+	return MPIDI_BIP_am_send_hdr(MPIDI_BIP_node_of(comm, rank),
+				     handler_id, am_hdr, am_hdr_sz, src_vci,
+				     dst_vci);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_am_isend(int rank, MPIR_Comm *comm,
+					       int handler_id,
+					       const void *am_hdr,
+					       MPI_Aint am_hdr_sz,
+					       const void *data, MPI_Aint count,
+					       MPI_Datatype datatype,
+					       int src_vci, int dst_vci,
+					       MPIR_Request *sreq)
+{
+	return MPIDI_BIP_am_isend(MPIDI_BIP_node_of(comm, rank), handler_id,
+				  am_hdr, am_hdr_sz, data, count, datatype,
+				  src_vci, dst_vci, sreq);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_am_send_hdr_reply(MPIR_Comm *comm,
+							int src_rank,
+							int handler_id,
+							const void *am_hdr,
+							MPI_Aint am_hdr_sz,
+							int src_vci,
+							int dst_vci)
+{
+	return MPIDI_NM_am_send_hdr(src_rank, comm, handler_id, am_hdr,
+				    am_hdr_sz, src_vci, dst_vci);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_am_isend_reply(MPIR_Comm *comm,
+						     int src_rank,
+						     int handler_id,
+						     const void *am_hdr,
+						     MPI_Aint am_hdr_sz,
+						     const void *data,
+						     MPI_Aint count,
+						     MPI_Datatype datatype,
+						     int src_vci, int dst_vci,
+						     MPIR_Request *sreq)
+{
+	return MPIDI_NM_am_isend(src_rank, comm, handler_id, am_hdr,
+				 am_hdr_sz, data, count, datatype, src_vci,
+				 dst_vci, sreq);
+}
+
+MPL_STATIC_INLINE_PREFIX MPI_Aint MPIDI_NM_am_hdr_max_sz(void)
+{
+	return MPIDI_BIP_AM_INLINE_MAX;
+}
+
+MPL_STATIC_INLINE_PREFIX MPI_Aint MPIDI_NM_am_eager_limit(void)
+{
+	return MPIDI_BIP_AM_INLINE_MAX;
+}
+
+MPL_STATIC_INLINE_PREFIX MPI_Aint MPIDI_NM_am_eager_buf_limit(void)
+{
+	return BIP_SMALL_MAX;
+}
+
+/* Eager when header and data fit one control message; otherwise MPIDIG
+ * runs its own rendezvous and the data goes through am_isend anyway. */
+MPL_STATIC_INLINE_PREFIX bool MPIDI_NM_am_check_eager(MPI_Aint am_hdr_sz,
+						      MPI_Aint data_sz,
+						      const void *data,
+						      MPI_Aint count,
+						      MPI_Datatype datatype,
+						      MPIR_Request *sreq)
+{
+	return am_hdr_sz + data_sz <= (MPI_Aint)MPIDI_BIP_AM_INLINE_MAX;
+}
+
+MPL_STATIC_INLINE_PREFIX MPIDIG_recv_data_copy_cb
+MPIDI_NM_am_get_data_copy_cb(uint32_t attr)
+{
+	return NULL;
+}
+
+MPL_STATIC_INLINE_PREFIX void MPIDI_NM_am_request_init(MPIR_Request *req)
+{
+	req->dev.ch4.am.netmod_am.bip.pack_buf = NULL;
+}
+
+MPL_STATIC_INLINE_PREFIX void MPIDI_NM_am_request_finalize(MPIR_Request *req)
+{
+	MPIDI_BIP_am_request_finalize(req);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_rank_is_local(int rank, MPIR_Comm *comm)
+{
+	return MPIDIU_rank_is_local(rank, comm);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_comm_get_gpid(MPIR_Comm *comm_ptr,
+						    int idx, uint64_t *gpid_ptr,
+						    bool is_remote)
+{
+	int avtid = 0, lpid = 0;
+
+	if (comm_ptr->comm_kind == MPIR_COMM_KIND__INTRACOMM || is_remote)
+		MPIDIU_comm_rank_to_pid(comm_ptr, idx, &lpid, &avtid);
+	else
+		MPIDIU_comm_rank_to_pid_local(comm_ptr, idx, &lpid, &avtid);
+	*gpid_ptr = MPIDIU_GPID_CREATE(avtid, lpid);
+	return MPI_SUCCESS;
+}
+
+#include "bip_noinline.h"
+
+#endif
