@@ -12,7 +12,7 @@
  * BIP tag is free (the CTS goes out when the receive leaves the FIFO).
  */
 #include "mpidimpl.h"
-#include "bip_impl.h"
+#include "bip_state.h"
 
 #include <sched.h>
 
@@ -28,30 +28,53 @@ MPIDI_BIP_global_t MPIDI_BIP_global;
 
 /* --- control messages and the send FIFO ---------------------------------- */
 
+static int ctlq_push(MPIDI_BIP_ctlq_t **head, MPIDI_BIP_ctlq_t **tail,
+		     int node, const void *msg, size_t len)
+{
+	MPIDI_BIP_ctlq_t *q = MPL_malloc(sizeof(*q) + len, MPL_MEM_BUFFER);
+
+	if (!q)
+		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+					    __func__, __LINE__, MPI_ERR_OTHER,
+					    "**nomem", 0);
+	q->next = NULL;
+	q->node = node;
+	q->len = len;
+	memcpy(q->msg, msg, len);
+	if (*tail)
+		(*tail)->next = q;
+	else
+		*head = q;
+	*tail = q;
+	return MPI_SUCCESS;
+}
+
+static MPIDI_BIP_ctlq_t *ctlq_pop(MPIDI_BIP_ctlq_t **head,
+				  MPIDI_BIP_ctlq_t **tail)
+{
+	MPIDI_BIP_ctlq_t *q = *head;
+
+	*head = q->next;
+	if (!*head)
+		*tail = NULL;
+	return q;
+}
+
 /* Send a control message, or queue a copy if BIP has no slot free (the
- * FIFO keeps order: nothing overtakes what is queued for a node). */
+ * FIFO keeps order: nothing overtakes what is queued for a node). Messages
+ * to ourselves never touch BIP: progress dispatches them from self_head. */
 static int ctl_send(int node, const void *msg, size_t len)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
-	MPIDI_BIP_ctlq_t *q;
 	int mpi_errno = MPI_SUCCESS, rc = -BIP_EAGAIN;
 
+	if (node == MPIR_Process.rank)
+		return ctlq_push(&g->self_head, &g->self_tail, node, msg, len);
 	if (!g->sfifo_head)
 		rc = bip_send_try(g->ep, node, msg, len);
-	if (rc == -BIP_EAGAIN) {
-		q = MPL_malloc(sizeof(*q) + len, MPL_MEM_BUFFER);
-		MPIR_ERR_CHKANDJUMP(!q, mpi_errno, MPI_ERR_OTHER, "**nomem");
-		q->next = NULL;
-		q->node = node;
-		q->len = len;
-		memcpy(q->msg, msg, len);
-		if (g->sfifo_tail)
-			g->sfifo_tail->next = q;
-		else
-			g->sfifo_head = q;
-		g->sfifo_tail = q;
-		goto fn_exit;
-	}
+	if (rc == -BIP_EAGAIN)
+		return ctlq_push(&g->sfifo_head, &g->sfifo_tail, node, msg,
+				 len);
 	BIP_CHECK(rc, "bip_send");
 fn_exit:
 	return mpi_errno;
@@ -71,10 +94,7 @@ static int drain_send_fifo(int *progress)
 		if (rc == -BIP_EAGAIN)
 			break;
 		BIP_CHECK(rc, "bip_send");
-		g->sfifo_head = q->next;
-		if (!g->sfifo_head)
-			g->sfifo_tail = NULL;
-		MPL_free(q);
+		MPL_free(ctlq_pop(&g->sfifo_head, &g->sfifo_tail));
 		(*progress)++;
 	}
 fn_exit:
@@ -281,6 +301,23 @@ static int free_tag(void)
 	return -1;
 }
 
+/* A large message to ourselves: one copy, both sides complete. */
+static int finish_self(MPIDI_BIP_lrecv_t *r)
+{
+	MPIR_Request *sreq = (MPIR_Request *)(uintptr_t)r->sreq;
+	MPIDI_BIP_am_request_t *am = &sreq->dev.ch4.am.netmod_am.bip;
+	int mpi_errno, done;
+
+	done = MPIDIG_recv_copy_seg((void *)am->data, (MPI_Aint)r->data_sz,
+				    r->rreq);
+	MPIR_Assert(done);
+	mpi_errno = MPIDIG_REQUEST(r->rreq, req->target_cmpl_cb)(r->rreq);
+	MPL_free(r);
+	if (mpi_errno)
+		return mpi_errno;
+	return MPIDIG_global.origin_cbs[am->handler_id](sreq);
+}
+
 /* RTS received: MPIDIG matches the header now, the data comes later. */
 static int handle_rts(const MPIDI_BIP_ctl_t *ctl, void *am_hdr)
 {
@@ -299,6 +336,11 @@ static int handle_rts(const MPIDI_BIP_ctl_t *ctl, void *am_hdr)
 	MPIR_ERR_CHECK(mpi_errno);
 	MPIR_Assert(r->rreq);
 	MPIDIG_recv_setup(r->rreq);
+	if (r->src == MPIR_Process.rank) {
+		/* From ourselves: the data is right here, in the send. */
+		mpi_errno = finish_self(r);
+		goto fn_exit;
+	}
 
 	tag = free_tag();
 	if (tag >= 0) {
@@ -374,6 +416,44 @@ fn_fail:
 
 /* --- progress -------------------------------------------------------- */
 
+/* One control message, from BIP's queue or from the self queue. */
+static int dispatch(const MPIDI_BIP_ctl_t *ctl, size_t len)
+{
+	void *am_hdr = (void *)(ctl + 1);
+	int attr = 0;
+
+	MPIR_Assert(len >= sizeof(*ctl));
+	switch (ctl->type) {
+	case MPIDI_BIP_CTL_AM:
+		MPIDIG_AM_ATTR_SET_VCIS(attr, ctl->src_vci, ctl->dst_vci);
+		return MPIDIG_global.target_msg_cbs[ctl->handler_id](
+			am_hdr, (char *)am_hdr + ctl->am_hdr_sz,
+			(MPI_Aint)ctl->data_sz, attr, NULL);
+	case MPIDI_BIP_CTL_AM_RTS:
+		return handle_rts(ctl, am_hdr);
+	case MPIDI_BIP_CTL_AM_CTS:
+		return start_lsend(ctl);
+	}
+	MPIR_Assert(0);
+	return MPI_SUCCESS;
+}
+
+/* Messages to ourselves, in the order they were sent. */
+static int drain_self(int *progress)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	int mpi_errno = MPI_SUCCESS;
+
+	while (g->self_head && mpi_errno == MPI_SUCCESS) {
+		MPIDI_BIP_ctlq_t *q = ctlq_pop(&g->self_head, &g->self_tail);
+
+		mpi_errno = dispatch((const MPIDI_BIP_ctl_t *)q->msg, q->len);
+		MPL_free(q);
+		(*progress)++;
+	}
+	return mpi_errno;
+}
+
 /* Take every control message out of BIP's queue at once (frees the slot). */
 static int drain_control(int *progress)
 {
@@ -383,28 +463,7 @@ static int drain_control(int *progress)
 	int mpi_errno = MPI_SUCCESS, len;
 
 	while ((len = bip_peek(g->ep, &data, &st)) >= 0) {
-		const MPIDI_BIP_ctl_t *ctl = data;
-		void *am_hdr = (void *)(ctl + 1);
-		int attr = 0;
-
-		MPIR_Assert((size_t)len >= sizeof(*ctl));
-		switch (ctl->type) {
-		case MPIDI_BIP_CTL_AM:
-			MPIDIG_AM_ATTR_SET_VCIS(attr, ctl->src_vci,
-						ctl->dst_vci);
-			mpi_errno = MPIDIG_global.target_msg_cbs[ctl->handler_id](
-				am_hdr, (char *)am_hdr + ctl->am_hdr_sz,
-				(MPI_Aint)ctl->data_sz, attr, NULL);
-			break;
-		case MPIDI_BIP_CTL_AM_RTS:
-			mpi_errno = handle_rts(ctl, am_hdr);
-			break;
-		case MPIDI_BIP_CTL_AM_CTS:
-			mpi_errno = start_lsend(ctl);
-			break;
-		default:
-			MPIR_Assert(0);
-		}
+		mpi_errno = dispatch(data, (size_t)len);
 		bip_consume(g->ep);
 		(*progress)++;
 		MPIR_ERR_CHECK(mpi_errno);
@@ -426,6 +485,8 @@ int MPIDI_BIP_progress(int vci, int blocking)
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	int mpi_errno = MPI_SUCCESS, progress = 0;
 
+	mpi_errno = drain_self(&progress);
+	MPIR_ERR_CHECK(mpi_errno);
 	mpi_errno = drain_control(&progress);
 	MPIR_ERR_CHECK(mpi_errno);
 	mpi_errno = drain_send_fifo(&progress);

@@ -1,8 +1,8 @@
 /*
- * bip_impl.h - private declarations of the bip netmod: the control-message
- * format, the global state, and the compiled functions behind the inline
- * entry points (the logic lives in .c files so that editing it does not
- * recompile the rest of MPICH).
+ * bip_impl.h - what the inline entry points need: the control-message
+ * format and the compiled functions behind them. netmod_inline.h pulls this
+ * into every MPICH source file, so it stays small and stable; the netmod's
+ * state lives in bip_state.h, which only the netmod's .c files include.
  */
 #ifndef BIP_IMPL_H_INCLUDED
 #define BIP_IMPL_H_INCLUDED
@@ -38,47 +38,6 @@ typedef struct {
 
 /* Largest active message header + inline data in one control message. */
 #define MPIDI_BIP_AM_INLINE_MAX (BIP_SMALL_MAX - sizeof(MPIDI_BIP_ctl_t))
-
-/* A large active message being received into a BIP long receive. */
-typedef struct MPIDI_BIP_lrecv {
-	MPIR_Request *rreq;
-	void *tmp;           /* bounce buffer, when it cannot land in place */
-	uint64_t data_sz;
-	uint64_t sreq;       /* the sender's request, named in the CTS */
-	int src;
-	int tag;
-	bip_req_t breq;
-	struct MPIDI_BIP_lrecv *next; /* receive FIFO: waiting for a tag */
-} MPIDI_BIP_lrecv_t;
-
-/* A large active message being sent on the tag its receiver chose. */
-typedef struct MPIDI_BIP_lsend {
-	MPIR_Request *sreq;
-	int tag;
-	bool posted;         /* false: BIP had no send slot yet */
-	bip_req_t breq;
-	struct MPIDI_BIP_lsend *next;
-} MPIDI_BIP_lsend_t;
-
-/* A control message BIP could not take yet (send FIFO). */
-typedef struct MPIDI_BIP_ctlq {
-	struct MPIDI_BIP_ctlq *next;
-	int node;
-	size_t len;
-	char msg[];
-} MPIDI_BIP_ctlq_t;
-
-typedef struct {
-	bip_ep_t *ep;
-	int ntags;
-	MPIDI_BIP_lrecv_t **tag_owner;  /* receive per BIP tag; NULL: free */
-	MPIDI_BIP_lrecv_t *rfifo_head, *rfifo_tail;
-	MPIDI_BIP_lsend_t *lsends;
-	MPIDI_BIP_ctlq_t *sfifo_head, *sfifo_tail;
-	unsigned idle;                  /* progress calls with nothing done */
-} MPIDI_BIP_global_t;
-
-extern MPIDI_BIP_global_t MPIDI_BIP_global;
 
 /* The BIP node of a rank of a communicator. */
 static inline int MPIDI_BIP_node_of(MPIR_Comm *comm, int rank)

@@ -7,7 +7,7 @@
  */
 #include "mpidimpl.h"
 #include "mpidu_bc.h"
-#include "bip_impl.h"
+#include "bip_state.h"
 
 static int bip_error(int rc, const char *what)
 {
