@@ -68,13 +68,18 @@ static int ctl_send(int node, const void *msg, size_t len)
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	int mpi_errno = MPI_SUCCESS, rc = -BIP_EAGAIN;
 
-	if (node == MPIR_Process.rank)
+	if (node == MPIR_Process.rank) {
+		g->cnt.to_self++;
 		return ctlq_push(&g->self_head, &g->self_tail, node, msg, len);
+	}
 	if (!g->sfifo_head)
 		rc = bip_send_try(g->ep, node, msg, len);
-	if (rc == -BIP_EAGAIN)
+	if (rc == -BIP_EAGAIN) {
+		if (++g->cnt.sfifo_depth > g->cnt.sfifo_max)
+			g->cnt.sfifo_max = g->cnt.sfifo_depth;
 		return ctlq_push(&g->sfifo_head, &g->sfifo_tail, node, msg,
 				 len);
+	}
 	BIP_CHECK(rc, "bip_send");
 fn_exit:
 	return mpi_errno;
@@ -95,6 +100,7 @@ static int drain_send_fifo(int *progress)
 			break;
 		BIP_CHECK(rc, "bip_send");
 		MPL_free(ctlq_pop(&g->sfifo_head, &g->sfifo_tail));
+		g->cnt.sfifo_depth--;
 		(*progress)++;
 	}
 fn_exit:
@@ -121,6 +127,7 @@ int MPIDI_BIP_am_send_hdr(int node, int handler_id, const void *am_hdr,
 		.src = (uint32_t)MPIR_Process.rank,
 	};
 	memcpy(ctl + 1, am_hdr, am_hdr_sz);
+	MPIDI_BIP_global.cnt.am_short++;
 	return ctl_send(node, msg, sizeof(*ctl) + am_hdr_sz);
 }
 
@@ -166,6 +173,7 @@ int MPIDI_BIP_am_isend(int node, int handler_id, const void *am_hdr,
 		mpi_errno = ctl_send(node, msg,
 				     sizeof(*ctl) + am_hdr_sz + data_sz);
 		MPIR_ERR_CHECK(mpi_errno);
+		MPIDI_BIP_global.cnt.am_short++;
 		mpi_errno = MPIDIG_global.origin_cbs[handler_id](sreq);
 		goto fn_exit;
 	}
@@ -187,6 +195,7 @@ int MPIDI_BIP_am_isend(int node, int handler_id, const void *am_hdr,
 	}
 	ctl->type = MPIDI_BIP_CTL_AM_RTS;
 	ctl->sreq = (uint64_t)(uintptr_t)sreq;
+	MPIDI_BIP_global.cnt.am_3way++;
 	mpi_errno = ctl_send(node, msg, sizeof(*ctl) + am_hdr_sz);
 fn_exit:
 	return mpi_errno;
@@ -347,6 +356,8 @@ static int handle_rts(const MPIDI_BIP_ctl_t *ctl, void *am_hdr)
 		mpi_errno = post_lrecv(r, tag);
 	} else {
 		/* Receive FIFO: waits for a tag; its CTS goes out then. */
+		if (++g->cnt.rfifo_depth > g->cnt.rfifo_max)
+			g->cnt.rfifo_max = g->cnt.rfifo_depth;
 		if (g->rfifo_tail)
 			g->rfifo_tail->next = r;
 		else
@@ -404,6 +415,7 @@ static int poll_lrecvs(int *progress)
 			g->rfifo_head = r->next;
 			if (!g->rfifo_head)
 				g->rfifo_tail = NULL;
+			g->cnt.rfifo_depth--;
 			mpi_errno = post_lrecv(r, t);
 			MPIR_ERR_CHECK(mpi_errno);
 		}

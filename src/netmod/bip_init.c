@@ -9,6 +9,31 @@
 #include "mpidu_bc.h"
 #include "bip_state.h"
 
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+categories :
+    - name : CH4_BIP
+      description : Variables of the CH4 bip netmod (MPI over BIP)
+
+cvars:
+    - name        : MPIR_CVAR_CH4_BIP_PRINT_COUNTERS
+      category    : CH4_BIP
+      type        : boolean
+      default     : false
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        If true, every rank prints at MPI_Finalize what each protocol of the
+        bip netmod did (short and three-way active messages, messages to
+        itself, the largest depths of the send and receive FIFOs) and what
+        BIP did underneath (packets, acknowledgements, NACKs, retransmissions,
+        small-queue overflows).
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
 static int bip_error(int rc, const char *what)
 {
 	return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__,
@@ -81,6 +106,29 @@ int MPIDI_BIP_post_init(void)
 	return MPI_SUCCESS;
 }
 
+static void print_counters(const MPIDI_BIP_global_t *g)
+{
+	const MPIDI_BIP_counters_t *c = &g->cnt;
+	struct bip_counters b;
+
+	bip_get_counters(g->ep, &b);
+	fprintf(stderr,
+		"bip netmod rank %d: am short %llu, am three-way %llu, to self "
+		"%llu, send FIFO max %u, receive FIFO max %u | BIP: packets "
+		"%llu sent %llu received, acks %llu, NACKs %llu sent %llu "
+		"received, retransmits %llu, small-queue overflows %llu\n",
+		MPIR_Process.rank, (unsigned long long)c->am_short,
+		(unsigned long long)c->am_3way, (unsigned long long)c->to_self,
+		c->sfifo_max, c->rfifo_max,
+		(unsigned long long)b.packets_sent,
+		(unsigned long long)b.packets_received,
+		(unsigned long long)b.acks_sent,
+		(unsigned long long)b.nacks_sent,
+		(unsigned long long)b.nacks_received,
+		(unsigned long long)b.retransmits,
+		(unsigned long long)b.small_overflows);
+}
+
 int MPIDI_BIP_mpi_finalize_hook(void)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
@@ -89,6 +137,8 @@ int MPIDI_BIP_mpi_finalize_hook(void)
 	/* Control messages still queued must reach their peers first. */
 	while (g->sfifo_head)
 		MPIDI_BIP_progress(0, 0);
+	if (MPIR_CVAR_CH4_BIP_PRINT_COUNTERS)
+		print_counters(g);
 	bip_close(g->ep);
 	MPL_free(g->tag_owner);
 	g->ep = NULL;

@@ -37,8 +37,19 @@ typedef struct MPIDI_BIP_ctlq {
 	char msg[];
 } MPIDI_BIP_ctlq_t;
 
+/* What each protocol did, printed at finalize on request. */
+typedef struct {
+	uint64_t am_short;   /* active messages in one control message */
+	                     /* (header only, or header and data) */
+	uint64_t am_3way;    /* large ones: RTS, CTS, BIP long message */
+	uint64_t to_self;    /* messages to our own rank */
+	unsigned sfifo_depth, sfifo_max;  /* send FIFO */
+	unsigned rfifo_depth, rfifo_max;  /* receive FIFO (waiting for a tag) */
+} MPIDI_BIP_counters_t;
+
 typedef struct {
 	bip_ep_t *ep;
+	MPIDI_BIP_counters_t cnt;
 	int ntags;
 	MPIDI_BIP_lrecv_t **tag_owner;  /* receive per BIP tag; NULL: free */
 	MPIDI_BIP_lrecv_t *rfifo_head, *rfifo_tail;

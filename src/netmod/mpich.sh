@@ -89,6 +89,21 @@ prepare() {
 	touch "$m/prepared"
 }
 
+# The netmod's CVARs (MPIR_CVAR_CH4_BIP_*) are declared in comment blocks
+# that MPICH's extractcvars turns into mpir_cvars.[ch]. Rerun it only when
+# those blocks change: its output is included everywhere in MPICH.
+cvars() {
+	blocks=$(cat "$top"/src/netmod/*.c | sed -n '/BEGIN_MPI_T_CVAR_INFO_BLOCK/,/END_MPI_T_CVAR_INFO_BLOCK/p' | cksum)
+	[ "$blocks" = "$(cat "$m/cvars" 2>/dev/null)" ] && return
+	say "extracting MPICH's CVARs (the netmod's changed)"
+	# The release's extractcvars has its build machine's paths baked in:
+	# make ours from the template.
+	sed "s|@abs_srcdir@|$src/maint|g" "$src/maint/extractcvars.in" >"$m/extractcvars"
+	(cd "$src" && perl "$m/extractcvars" --dirs="src/mpi src/mpi_t src/nameserv src/util src/binding src/include src/mpid src/pmi") \
+		>"$m/cvars.log" 2>&1 || { cat "$m/cvars.log" >&2; die "extractcvars failed"; }
+	echo "$blocks" >"$m/cvars"
+}
+
 configure_mpich() {
 	[ -f "$m/configured" ] && return
 	mkdir -p "$obj"
@@ -116,6 +131,7 @@ configure_mpich() {
 case $step in
 build)
 	prepare
+	cvars
 	configure_mpich
 	say "building MPICH (make -j$(nproc))"
 	make -C "$obj" -j"$(nproc)" >"$m/make.log" 2>&1 ||

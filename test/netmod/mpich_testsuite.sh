@@ -6,7 +6,9 @@
 # Each failure must be listed, with its reason, in mpich-xfail.txt; an
 # unlisted failure fails this test, a listed one that passes is reported.
 . "$top_srcdir/test/netmod/lib.sh"
-dirs=${1:-${MPICH_TESTDIRS:-basic,pt2pt,attr,group,info,init,comm,topo,errhan}}
+# MPICH 4.0.2's test/mpi has no testlist for basic (its own top-level
+# list comments it out), so the issue's list starts at pt2pt.
+dirs=${1:-${MPICH_TESTDIRS:-pt2pt,attr,group,info,init,comm,topo,errhan,datatype,coll,rma,f77,f90}}
 src=$top_builddir/mpich/mpich-4.0.2/test/mpi
 xfail=$top_srcdir/test/netmod/mpich-xfail.txt
 [ -d "$src" ] || { echo "FAILED: $src missing (MPICH not built here)"; exit 1; }
