@@ -23,8 +23,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "firmware.h"
 #include "jobkey.h"
 #include "log.h"
+#include "pmi_line.h"
 
 #define MAX_RANKS 1024
 /* Limits we announce in cmd=maxes (bytes, terminating NUL included). */
@@ -33,7 +35,6 @@
 #define VALLEN_MAX 1024
 /* Longest request line we accept: a put at the maxes fits easily. */
 #define LINE_MAX_BYTES 4096
-#define MAX_TOKENS 32
 #define KV_BUCKETS 4096
 #define KILL_GRACE_MS 2000
 #define POLL_MS 100
@@ -53,12 +54,6 @@ struct kv {
 	struct kv *next;
 	char *key;
 	char *val;
-};
-
-struct msg {
-	int n;
-	char *key[MAX_TOKENS];
-	char *val[MAX_TOKENS];
 };
 
 static struct {
@@ -242,41 +237,11 @@ static void reply(int r, const char *fmt, ...)
 	rank_close(r);
 }
 
-static int parse(char *line, struct msg *m)
+static void do_put(int r, const struct bip_pmi_line *m)
 {
-	char *save = NULL;
-	char *tok;
-
-	m->n = 0;
-	for (tok = strtok_r(line, " \r", &save); tok;
-	     tok = strtok_r(NULL, " \r", &save)) {
-		char *eq = strchr(tok, '=');
-
-		if (!eq || eq == tok || m->n == MAX_TOKENS)
-			return -1;
-		*eq = '\0';
-		m->key[m->n] = tok;
-		m->val[m->n] = eq + 1;
-		m->n++;
-	}
-	if (m->n == 0 || strcmp(m->key[0], "cmd") != 0)
-		return -1;
-	return 0;
-}
-
-static const char *find(const struct msg *m, const char *key)
-{
-	for (int i = 1; i < m->n; i++)
-		if (strcmp(m->key[i], key) == 0)
-			return m->val[i];
-	return NULL;
-}
-
-static void do_put(int r, const struct msg *m)
-{
-	const char *kvs = find(m, "kvsname");
-	const char *key = find(m, "key");
-	const char *val = find(m, "value");
+	const char *kvs = bip_pmi_line_find(m, "kvsname");
+	const char *key = bip_pmi_line_find(m, "key");
+	const char *val = bip_pmi_line_find(m, "value");
 
 	if (!val)
 		val = "";
@@ -297,10 +262,10 @@ static void do_put(int r, const struct msg *m)
 	}
 }
 
-static void do_get(int r, const struct msg *m)
+static void do_get(int r, const struct bip_pmi_line *m)
 {
-	const char *kvs = find(m, "kvsname");
-	const char *key = find(m, "key");
+	const char *kvs = bip_pmi_line_find(m, "kvsname");
+	const char *key = bip_pmi_line_find(m, "key");
 	const char *val;
 
 	if (!kvs || strcmp(kvs, job.kvsname) != 0) {
@@ -320,17 +285,17 @@ static void handle_line(int r, char *line)
 {
 	struct rank *rk = &job.ranks[r];
 	const char *cmd;
-	struct msg m;
+	struct bip_pmi_line m;
 
 	bip_trace("rank %d -> %s", r, line);
-	if (parse(line, &m)) {
+	if (bip_pmi_line_parse(line, &m)) {
 		bip_warn("rank %d: malformed PMI line", r);
 		reply(r, "cmd=error rc=-1 msg=malformed_command");
 		return;
 	}
 	cmd = m.val[0];
 	if (strcmp(cmd, "init") == 0) {
-		const char *v = find(&m, "pmi_version");
+		const char *v = bip_pmi_line_find(&m, "pmi_version");
 		bool ok = v && strcmp(v, "1") == 0;
 
 		if (!ok)
@@ -360,7 +325,7 @@ static void handle_line(int r, char *line)
 		reply(r, "cmd=finalize_ack");
 	} else if (strcmp(cmd, "abort") == 0) {
 		/* MPICH's PMI_Abort: no reply expected, the rank exits next. */
-		const char *code = find(&m, "exitcode");
+		const char *code = bip_pmi_line_find(&m, "exitcode");
 		int c = code ? atoi(code) & 0xff : 1;
 
 		fprintf(stderr, "bip_run: rank %d (pid %d) aborted the job\n",
@@ -556,14 +521,14 @@ static void launch(char **argv, const sigset_t *mask,
 /* Ranks that crashed cannot unlink their segments: do it for them. */
 static void cleanup_shm(void)
 {
-	unsigned long long key = bip_job_key_from_name(job.kvsname);
 	char prefix[64];
 	struct dirent *de;
 	size_t plen;
 	DIR *d;
 
-	snprintf(prefix, sizeof(prefix), BIP_SHM_PREFIX_FMT,
-		 (unsigned int)getuid(), key);
+	/* The same key and names as the job's processes use. */
+	bipfw_shm_prefix(prefix, sizeof(prefix),
+			 bip_job_key_from_name(job.kvsname));
 	plen = strlen(prefix);
 	d = opendir("/dev/shm");
 	if (!d) {

@@ -7,12 +7,6 @@
 
 #include <stdint.h>
 
-/*
- * Name prefix of every /dev/shm segment of a job. Arguments: the uid as
- * unsigned int, the job key as unsigned long long.
- */
-#define BIP_SHM_PREFIX_FMT "bip-%u-%016llx-"
-
 /* 64-bit FNV-1a hash of name: the same kvsname gives the same key. */
 uint64_t bip_job_key_from_name(const char *name);
 

@@ -16,13 +16,13 @@
 
 #include "bip.h"
 #include "log.h"
+#include "pmi_line.h"
 
 /* Longest line either way; the caps below keep every request under it. */
 #define PMI_LINE_MAX 4096
 #define PMI_KVSNAME_CAP 512
 #define PMI_KEY_CAP 256
 #define PMI_VAL_CAP 2048
-#define PMI_MAX_TOKENS 32
 
 struct bip_pmi {
 	int fd;
@@ -40,12 +40,6 @@ struct bip_pmi {
 };
 
 /* A reply split in place into key=value tokens; key[0] is "cmd". */
-struct pmi_msg {
-	int n;
-	char *key[PMI_MAX_TOKENS];
-	char *val[PMI_MAX_TOKENS];
-};
-
 static int env_int(const char *name, long min, long max, int *out)
 {
 	const char *s = getenv(name);
@@ -134,39 +128,9 @@ static int pmi_read_line(struct bip_pmi *pmi)
 	}
 }
 
-static int pmi_parse(char *line, struct pmi_msg *m)
-{
-	char *save = NULL;
-	char *tok;
-
-	m->n = 0;
-	for (tok = strtok_r(line, " \r", &save); tok;
-	     tok = strtok_r(NULL, " \r", &save)) {
-		char *eq = strchr(tok, '=');
-
-		if (!eq || eq == tok || m->n == PMI_MAX_TOKENS)
-			return -1;
-		*eq = '\0';
-		m->key[m->n] = tok;
-		m->val[m->n] = eq + 1;
-		m->n++;
-	}
-	if (m->n == 0 || strcmp(m->key[0], "cmd") != 0)
-		return -1;
-	return 0;
-}
-
-static const char *pmi_find(const struct pmi_msg *m, const char *key)
-{
-	for (int i = 1; i < m->n; i++)
-		if (strcmp(m->key[i], key) == 0)
-			return m->val[i];
-	return NULL;
-}
-
 /* Send a request line and wait for the reply named expect. */
 static int pmi_call(struct bip_pmi *pmi, const char *req, const char *expect,
-		    struct pmi_msg *reply)
+		    struct bip_pmi_line *reply)
 {
 	int ret;
 
@@ -178,7 +142,7 @@ static int pmi_call(struct bip_pmi *pmi, const char *req, const char *expect,
 	if (ret)
 		return ret;
 	bip_trace("PMI <- %s", pmi->line);
-	if (pmi_parse(pmi->line, reply)) {
+	if (bip_pmi_line_parse(pmi->line, reply)) {
 		bip_err("PMI: malformed reply to '%.*s'",
 			(int)strcspn(req, " \n"), req);
 		return -BIP_EBOOT;
@@ -192,23 +156,24 @@ static int pmi_call(struct bip_pmi *pmi, const char *req, const char *expect,
 }
 
 /* rc=0 means success; anything else (or no rc at all) is a failure. */
-static int pmi_check_rc(const struct pmi_msg *m, const char *what)
+static int pmi_check_rc(const struct bip_pmi_line *m, const char *what)
 {
-	const char *rc = pmi_find(m, "rc");
+	const char *rc = bip_pmi_line_find(m, "rc");
 	const char *msg;
 
 	if (rc && strcmp(rc, "0") == 0)
 		return 0;
-	msg = pmi_find(m, "msg");
+	msg = bip_pmi_line_find(m, "msg");
 	bip_err("PMI: %s failed (rc=%s%s%s)", what, rc ? rc : "missing",
 		msg ? " msg=" : "", msg ? msg : "");
 	return -BIP_EBOOT;
 }
 
-static int pmi_get_size(const struct pmi_msg *m, const char *key, size_t cap,
+static int pmi_get_size(const struct bip_pmi_line *m, const char *key,
+			size_t cap,
 			size_t *out)
 {
-	const char *s = pmi_find(m, key);
+	const char *s = bip_pmi_line_find(m, key);
 	char *end;
 	long v;
 
@@ -242,7 +207,7 @@ static bool pmi_token_ok(const char *s)
 
 static int pmi_handshake(struct bip_pmi *pmi)
 {
-	struct pmi_msg m;
+	struct bip_pmi_line m;
 	const char *v;
 	int ret;
 
@@ -253,7 +218,7 @@ static int pmi_handshake(struct bip_pmi *pmi)
 	ret = pmi_check_rc(&m, "init");
 	if (ret)
 		return ret;
-	v = pmi_find(&m, "pmi_version");
+	v = bip_pmi_line_find(&m, "pmi_version");
 	if (v && strcmp(v, "1") != 0) {
 		bip_err("PMI: server speaks pmi_version=%s, not 1", v);
 		return -BIP_EBOOT;
@@ -276,7 +241,7 @@ static int pmi_handshake(struct bip_pmi *pmi)
 	ret = pmi_call(pmi, "cmd=get_my_kvsname\n", "my_kvsname", &m);
 	if (ret)
 		return ret;
-	v = pmi_find(&m, "kvsname");
+	v = bip_pmi_line_find(&m, "kvsname");
 	if (!v || !*v || strlen(v) >= pmi->kvsname_max) {
 		bip_err("PMI: my_kvsname reply: kvsname missing or too long");
 		return -BIP_EBOOT;
@@ -365,7 +330,7 @@ static int pmi_check_key(const struct bip_pmi *pmi, const char *key)
 int bip_pmi_put(struct bip_pmi *pmi, const char *key, const char *value)
 {
 	char req[PMI_LINE_MAX];
-	struct pmi_msg m;
+	struct bip_pmi_line m;
 	int ret;
 
 	if (!pmi || !value)
@@ -390,7 +355,7 @@ int bip_pmi_put(struct bip_pmi *pmi, const char *key, const char *value)
 int bip_pmi_get(struct bip_pmi *pmi, const char *key, char *buf, size_t len)
 {
 	char req[PMI_LINE_MAX];
-	struct pmi_msg m;
+	struct bip_pmi_line m;
 	const char *v;
 	size_t vlen;
 	int ret;
@@ -408,7 +373,7 @@ int bip_pmi_get(struct bip_pmi *pmi, const char *key, char *buf, size_t len)
 	ret = pmi_check_rc(&m, "get");
 	if (ret)
 		return ret;
-	v = pmi_find(&m, "value");
+	v = bip_pmi_line_find(&m, "value");
 	if (!v) {
 		bip_err("PMI: get_result for %s has no value", key);
 		return -BIP_EBOOT;
@@ -425,7 +390,7 @@ int bip_pmi_get(struct bip_pmi *pmi, const char *key, char *buf, size_t len)
 
 int bip_pmi_barrier(struct bip_pmi *pmi)
 {
-	struct pmi_msg m;
+	struct bip_pmi_line m;
 
 	if (!pmi)
 		return -BIP_EINVAL;
@@ -434,7 +399,7 @@ int bip_pmi_barrier(struct bip_pmi *pmi)
 
 void bip_pmi_close(struct bip_pmi *pmi)
 {
-	struct pmi_msg m;
+	struct bip_pmi_line m;
 
 	if (!pmi)
 		return;

@@ -170,8 +170,10 @@ int bipfw_shm_card(const struct bipfw_shm *shm, char *buf, size_t len);
 int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card);
 /* Tell peers we are gone, unmap, and unlink what is still linked. */
 void bipfw_shm_close(struct bipfw_shm *shm);
-/* Name of a node's segment in /dev/shm (without the leading '/'). */
+/* Name of a node's segment in /dev/shm (without the leading '/'), and the
+ * prefix every segment of a job shares (for launchers that clean up). */
 void bipfw_shm_name(char *buf, size_t len, uint64_t job_key, int node);
+void bipfw_shm_prefix(char *buf, size_t len, uint64_t job_key);
 
 /* Can this process use cross-memory attach on a sibling process?
  * 0 if yes, else the negated errno of the refusal. */

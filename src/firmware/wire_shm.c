@@ -102,10 +102,19 @@ static struct ring *ring_at(struct seg_hdr *seg, int src)
 			       (size_t)idx * seg->ring_size);
 }
 
+void bipfw_shm_prefix(char *buf, size_t len, uint64_t job_key)
+{
+	snprintf(buf, len, "bip-%u-%016" PRIx64 "-", (unsigned)getuid(),
+		 job_key);
+}
+
 void bipfw_shm_name(char *buf, size_t len, uint64_t job_key, int node)
 {
-	snprintf(buf, len, "bip-%u-%016" PRIx64 "-%d", (unsigned)getuid(),
-		 job_key, node);
+	size_t n;
+
+	bipfw_shm_prefix(buf, len, job_key);
+	n = strlen(buf);
+	snprintf(buf + n, len - n, "%d", node);
 }
 
 static int futex(_Atomic uint32_t *addr, int op, uint32_t val,
