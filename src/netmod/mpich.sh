@@ -81,7 +81,7 @@ prepare() {
 	fi
 	[ -f "$src/maint/gen_ch4_api.py" ] || die "$src is not an MPICH $version tree"
 	ln -sfn "$top/src/netmod" "$src/src/mpid/ch4/netmod/bip"
-	(cd "$src" && patch -p1 -s <"$top/src/netmod/mpich-$version.patch")
+	(cd "$src" && patch -p1 -s <"$top/src/netmod/mpich_$version.patch")
 	say "regenerating the netmod tables and configure (seconds)"
 	(cd "$src" && python3 maint/gen_ch4_api.py && ./maint/gen_subcfg_m4 &&
 		aclocal -I confdb && autoconf && autoheader && automake) \
