@@ -5,7 +5,7 @@
 # MPICH's build scripts, regenerate only what that needs (seconds, not a
 # full autogen), configure, build and install next to libbip.
 #
-#   mpich.sh build|install  TOP_SRCDIR TOP_BUILDDIR PREFIX [SOURCE]
+#   mpich.sh fetch|build|install  TOP_SRCDIR TOP_BUILDDIR PREFIX [SOURCE]
 #
 # SOURCE (configure --with-mpich-source): an mpich-4.0.2 tarball or an
 # unpacked tree. Without it: Debian's source package (apt-get source; as
@@ -129,6 +129,10 @@ configure_mpich() {
 }
 
 case $step in
+fetch)
+	a=$(fetch)
+	say "MPICH $version source: $a"
+	;;
 build)
 	prepare
 	cvars
@@ -142,6 +146,6 @@ install)
 		{ tail -20 "$m/install.log" >&2; die "install failed (see $m/install.log)"; }
 	;;
 *)
-	die "usage: mpich.sh build|install TOP_SRCDIR TOP_BUILDDIR PREFIX [SOURCE]"
+	die "usage: mpich.sh fetch|build|install TOP_SRCDIR TOP_BUILDDIR PREFIX [SOURCE]"
 	;;
 esac
