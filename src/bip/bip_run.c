@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "firmware.h"
-#include "jobkey.h"
+#include "bip.h"
 #include "log.h"
 #include "pmi_line.h"
 
@@ -132,7 +132,7 @@ static void fail(int status)
 
 static struct kv **kv_slot(const char *key)
 {
-	struct kv **p = &job.kv[bip_job_key_from_name(key) % KV_BUCKETS];
+	struct kv **p = &job.kv[bip_job_key(key) % KV_BUCKETS];
 
 	while (*p && strcmp((*p)->key, key) != 0)
 		p = &(*p)->next;
@@ -528,7 +528,7 @@ static void cleanup_shm(void)
 
 	/* The same key and names as the job's processes use. */
 	bipfw_shm_prefix(prefix, sizeof(prefix),
-			 bip_job_key_from_name(job.kvsname));
+			 bip_job_key(job.kvsname));
 	plen = strlen(prefix);
 	d = opendir("/dev/shm");
 	if (!d) {

@@ -6,7 +6,6 @@
 #include <stdio.h>
 
 #include "bip_impl.h"
-#include "jobkey.h"
 #include "log.h"
 #include "pmi.h"
 
@@ -32,11 +31,6 @@ static int exchange_cards(bip_ep_t *ep, struct bip_pmi *pmi)
 	}
 	/* Once everybody attached, no segment name is left behind. */
 	return rc ? rc : bip_pmi_barrier(pmi);
-}
-
-uint64_t bip_job_key(const char *job_name)
-{
-	return bip_job_key_from_name(job_name ? job_name : "");
 }
 
 int bip_init(bip_ep_t **ep_p)

@@ -77,6 +77,7 @@ struct pair {
 struct lsend {
 	int slot;
 	uint32_t gen;
+	uint8_t *buf; /* ours to free once the send completed */
 };
 
 struct node {
@@ -143,7 +144,7 @@ static void post_sends(struct node *nodes, int s, unsigned m)
 					     &gen);
 			if (rc >= 0) {
 				me->inflight[me->ninflight++] =
-					(struct lsend){ rc, gen };
+					(struct lsend){ rc, gen, copy };
 				rc = 0;
 			}
 			if (rc)
@@ -169,7 +170,7 @@ static void reap_sends(struct node *me)
 			continue;
 		CHECK(rc == 1, "long send completed with %s",
 		      bip_strerror(rc));
-		free((void *)me->fw->slots[me->inflight[i].slot].buf);
+		free(me->inflight[i].buf);
 		me->inflight[i--] = me->inflight[--me->ninflight];
 	}
 }
@@ -290,9 +291,7 @@ static struct bipfw_counters run(const struct scenario *sc, uint64_t seed,
 		for (int s = 0; s < NN; s++)
 			free(nodes[i].lbuf[s]);
 		while (nodes[i].ninflight)
-			free((void *)nodes[i].fw
-				     ->slots[nodes[i].inflight[--nodes[i].ninflight].slot]
-				     .buf);
+			free(nodes[i].inflight[--nodes[i].ninflight].buf);
 		bipfw_destroy(nodes[i].fw);
 	}
 	free(nodes);
