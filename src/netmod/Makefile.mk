@@ -8,7 +8,12 @@ noinst_HEADERS += src/mpid/ch4/netmod/bip/bip_pre.h \
 
 mpi_core_sources += src/mpid/ch4/netmod/bip/func_table.c \
 	src/mpid/ch4/netmod/bip/bip_init.c \
-	src/mpid/ch4/netmod/bip/bip_am.c
+	src/mpid/ch4/netmod/bip/bip_am.c \
+	src/mpid/ch4/netmod/bip/bip_credits.c \
+	src/mpid/ch4/netmod/bip/bip_long.c \
+	src/mpid/ch4/netmod/bip/bip_progress.c \
+	src/mpid/ch4/netmod/bip/bip_recv.c \
+	src/mpid/ch4/netmod/bip/bip_send.c
 
 errnames_txt_files += src/mpid/ch4/netmod/bip/errnames.txt
 

@@ -7,6 +7,8 @@
  */
 #include "mpidimpl.h"
 #include "mpidu_bc.h"
+
+#include <sched.h>
 #include "bip_state.h"
 
 /*
@@ -17,6 +19,80 @@ categories :
       description : Variables of the CH4 bip netmod (MPI over BIP)
 
 cvars:
+    - name        : MPIR_CVAR_CH4_BIP_SHORT_LIMIT
+      category    : CH4_BIP
+      type        : int
+      default     : 4032
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Largest message (bytes) sent by the short protocol, its data inside
+        one BIP small message. Larger ones use the three-way protocol. At
+        most 4032 (a BIP small message less the header room).
+
+    - name        : MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD
+      category    : CH4_BIP
+      type        : int
+      default     : 262144
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Smallest message (bytes) sent by the rendezvous protocol (the
+        receiver answers only once a receive matches, the data goes in
+        acknowledged fragments). Smaller ones above the short limit use the
+        three-way protocol (the receiver answers at once, into a temporary
+        buffer if no receive matches). Synchronous sends always use
+        rendezvous.
+
+    - name        : MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE
+      category    : CH4_BIP
+      type        : int
+      default     : 1048576
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Bytes per rendezvous fragment; the receiver acknowledges each one
+        before the next is sent.
+
+    - name        : MPIR_CVAR_CH4_BIP_CREDITS
+      category    : CH4_BIP
+      type        : int
+      default     : 32
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Control messages each process may have in flight to each peer (N,
+        at least 2; one is reserved for credits-only messages). Lowered at
+        start-up so that every peer's credits fit BIP's small-message queue
+        (BIP_SMALL_QUEUE); MPI_Init fails if that leaves fewer than 2.
+
+    - name        : MPIR_CVAR_CH4_BIP_SEND_FIFO_MAX
+      category    : CH4_BIP
+      type        : int
+      default     : 0
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Most control messages waiting in the send FIFOs (for credits or a
+        BIP send slot); beyond it a send fails with an error instead of
+        queueing. 0: no limit.
+
+    - name        : MPIR_CVAR_CH4_BIP_RECV_FIFO_MAX
+      category    : CH4_BIP
+      type        : int
+      default     : 0
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Most long receives waiting in the receive FIFO for a free BIP tag;
+        beyond it progress fails with an error. 0: no limit.
+
     - name        : MPIR_CVAR_CH4_BIP_PRINT_COUNTERS
       category    : CH4_BIP
       type        : boolean
@@ -26,19 +102,76 @@ cvars:
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
         If true, every rank prints at MPI_Finalize what each protocol of the
-        bip netmod did (short and three-way active messages, messages to
-        itself, the largest depths of the send and receive FIFOs) and what
-        BIP did underneath (packets, acknowledgements, NACKs, retransmissions,
-        small-queue overflows).
+        bip netmod did (short, three-way and rendezvous sends, fragments,
+        credits-only messages, unexpected messages, active messages, the
+        largest depths of the send, receive and unexpected queues) and what
+        BIP did underneath (packets, acknowledgements, NACKs,
+        retransmissions, small-queue overflows).
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
-static int bip_error(int rc, const char *what)
+/* A CVAR outside [lo, hi]: a clear error at MPI_Init. */
+static int cvar_check(const char *name, int v, int lo, int hi)
 {
+	if (v >= lo && v <= hi)
+		return MPI_SUCCESS;
 	return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__,
-				    __LINE__, MPI_ERR_OTHER, "**bipfail",
-				    "**bipfail %s %s", what, bip_strerror(rc));
+				    __LINE__, MPI_ERR_OTHER, "**bipcvar",
+				    "**bipcvar %s %d %d %d", name, v, lo, hi);
+}
+
+static int read_cvars(MPIDI_BIP_global_t *g)
+{
+	const struct {
+		const char *name;
+		int v, lo, hi;
+	} c[] = {
+		{ "MPIR_CVAR_CH4_BIP_SHORT_LIMIT", MPIR_CVAR_CH4_BIP_SHORT_LIMIT,
+		  0, BIP_SMALL_MAX - MPIDI_BIP_CTL_ROOM },
+		{ "MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD",
+		  MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD, 0, INT_MAX },
+		{ "MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE",
+		  MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE, 1, INT_MAX },
+		{ "MPIR_CVAR_CH4_BIP_CREDITS", MPIR_CVAR_CH4_BIP_CREDITS, 2,
+		  UINT8_MAX },
+		{ "MPIR_CVAR_CH4_BIP_SEND_FIFO_MAX",
+		  MPIR_CVAR_CH4_BIP_SEND_FIFO_MAX, 0, INT_MAX },
+		{ "MPIR_CVAR_CH4_BIP_RECV_FIFO_MAX",
+		  MPIR_CVAR_CH4_BIP_RECV_FIFO_MAX, 0, INT_MAX },
+	};
+	int mpi_errno;
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		mpi_errno = cvar_check(c[i].name, c[i].v, c[i].lo, c[i].hi);
+		if (mpi_errno)
+			return mpi_errno;
+	}
+	g->short_limit = (size_t)MPIR_CVAR_CH4_BIP_SHORT_LIMIT;
+	g->rndv_threshold = (size_t)MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD;
+	g->fragment = (size_t)MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE;
+	g->ncredits = MPIR_CVAR_CH4_BIP_CREDITS;
+	g->sfifo_limit = (unsigned)MPIR_CVAR_CH4_BIP_SEND_FIFO_MAX;
+	g->rfifo_limit = (unsigned)MPIR_CVAR_CH4_BIP_RECV_FIFO_MAX;
+	return MPI_SUCCESS;
+}
+
+/* Spin long only when every local rank has a core of its own: with more
+ * ranks than cores, the rank a spinner waits for may need that core. */
+static void idle_policy(MPIDI_BIP_global_t *g)
+{
+	cpu_set_t cpus;
+	int ncpus = 0;
+
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0)
+		ncpus = CPU_COUNT(&cpus);
+	if (ncpus > 0 && MPIR_Process.local_size > ncpus) {
+		g->spin_polls = 50;
+		g->yield_polls = 500;
+	} else {
+		g->spin_polls = 2000;
+		g->yield_polls = 20000;
+	}
 }
 
 int MPIDI_BIP_init_local(int *tag_bits)
@@ -50,12 +183,16 @@ int MPIDI_BIP_init_local(int *tag_bits)
 		.job_key = bip_job_key(MPIR_pmi_job_id()),
 	};
 	struct bip_limits lim;
-	int rc;
+	int rc, mpi_errno;
 
 	memset(g, 0, sizeof(*g));
+	g->self = MPIR_Process.rank;
+	mpi_errno = read_cvars(g);
+	if (mpi_errno)
+		return mpi_errno;
 	rc = bip_open(&params, &g->ep);
 	if (rc)
-		return bip_error(rc, "bip_open");
+		return MPIDI_BIP_error(rc, "bip_open");
 	bip_limits(g->ep, &lim);
 	g->ntags = (int)lim.long_tags;
 	g->tag_owner = MPL_calloc((size_t)g->ntags, sizeof(*g->tag_owner),
@@ -64,7 +201,11 @@ int MPIDI_BIP_init_local(int *tag_bits)
 		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
 					    __func__, __LINE__, MPI_ERR_OTHER,
 					    "**nomem", 0);
-	/* MPI tags are matched by MPIDIG, not by BIP. */
+	mpi_errno = MPIDI_BIP_credits_init();
+	if (mpi_errno)
+		return mpi_errno;
+	idle_policy(g);
+	/* The netmod matches MPI tags itself: a full int travels. */
 	*tag_bits = MPIR_TAG_BITS_DEFAULT;
 	return MPI_SUCCESS;
 }
@@ -81,7 +222,7 @@ int MPIDI_BIP_init_world(void)
 
 	rc = bip_card(g->ep, card, sizeof(card));
 	if (rc)
-		return bip_error(rc, "bip_card");
+		return MPIDI_BIP_error(rc, "bip_card");
 	mpi_errno = MPIDU_bc_table_create(rank, size, MPIR_Process.node_map,
 					  card, (int)len, TRUE, 0,
 					  (void **)&table, &unused);
@@ -92,7 +233,7 @@ int MPIDI_BIP_init_world(void)
 			continue;
 		rc = bip_connect(g->ep, i, table + (size_t)i * len);
 		if (rc) {
-			mpi_errno = bip_error(rc, "bip_connect");
+			mpi_errno = MPIDI_BIP_error(rc, "bip_connect");
 			break;
 		}
 	}
@@ -113,11 +254,22 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 
 	bip_get_counters(g->ep, &b);
 	fprintf(stderr,
-		"bip netmod rank %d: am short %llu, am three-way %llu, to self "
-		"%llu, send FIFO max %u, receive FIFO max %u | BIP: packets "
-		"%llu sent %llu received, acks %llu, NACKs %llu sent %llu "
-		"received, retransmits %llu, small-queue overflows %llu\n",
-		MPIR_Process.rank, (unsigned long long)c->am_short,
+		"bip netmod rank %d: short %llu, three-way %llu, rendezvous %llu "
+		"(synchronous %llu, fragments %llu), credits-only %llu (N=%d), "
+		"unexpected %llu (max queued %u), active messages inline %llu, "
+		"announced %llu, to self %llu, send FIFO max %u, receive FIFO max %u | "
+		"BIP: packets %llu sent %llu received, acks %llu, NACKs %llu "
+		"sent %llu received, retransmits %llu, small-queue overflows "
+		"%llu\n",
+		MPIR_Process.rank,
+		(unsigned long long)c->sent[MPIDI_BIP_PROTO_SHORT],
+		(unsigned long long)c->sent[MPIDI_BIP_PROTO_3WAY],
+		(unsigned long long)c->sent[MPIDI_BIP_PROTO_RNDV],
+		(unsigned long long)c->ssend,
+		(unsigned long long)c->fragments,
+		(unsigned long long)c->credits_only, g->ncredits,
+		(unsigned long long)c->unexpected, c->unexp_max,
+		(unsigned long long)c->am_short,
 		(unsigned long long)c->am_3way, (unsigned long long)c->to_self,
 		c->sfifo_max, c->rfifo_max,
 		(unsigned long long)b.packets_sent,
@@ -135,12 +287,13 @@ int MPIDI_BIP_mpi_finalize_hook(void)
 
 	MPIR_Assert(!g->lsends && !g->rfifo_head);
 	/* Control messages still queued must reach their peers first. */
-	while (g->sfifo_head)
+	while (g->sfifo_peers || g->credits_due)
 		MPIDI_BIP_progress(0, 0);
 	if (MPIR_CVAR_CH4_BIP_PRINT_COUNTERS)
 		print_counters(g);
 	bip_close(g->ep);
 	MPL_free(g->tag_owner);
+	MPL_free(g->peers);
 	g->ep = NULL;
 	return MPI_SUCCESS;
 }

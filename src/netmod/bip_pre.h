@@ -16,9 +16,27 @@ typedef struct {
 	int node;            /* destination BIP node */
 } MPIDI_BIP_am_request_t;
 
-/* Native point-to-point state: not used while every message is an AM. */
-typedef struct {
-	int unused;
+/*
+ * Per native point-to-point request (send, receive, or a message taken by
+ * MPI_Mprobe). Lives in req->dev.ch4.netmod.bip, which overlaps MPIDIG's
+ * state: only requests the netmod created itself use it.
+ */
+typedef struct MPIDI_BIP_request {
+	struct MPIR_Request *next; /* posted-receive queue */
+	void *buf;           /* user buffer */
+	int64_t count;
+	int datatype;        /* MPI_Datatype */
+	int node;            /* peer BIP node */
+	int rank, tag;       /* receive: what to match; send: dest, tag */
+	uint16_t ctx;        /* context id */
+	uint8_t proto;       /* enum MPIDI_BIP_proto */
+	uint8_t sync;        /* synchronous send */
+	void *pack;          /* packed send data, or receive bounce buffer */
+	const void *data;    /* send: what goes on the wire */
+	uint64_t data_sz;    /* bytes of the message */
+	uint64_t offset;     /* rendezvous: bytes moved so far */
+	uint64_t peer;       /* the other side's request id */
+	void *unexp;         /* Mprobe'd message (struct MPIDI_BIP_unexp) */
 } MPIDI_BIP_request_t;
 
 /* A peer: its BIP node (the world rank). */

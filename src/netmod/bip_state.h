@@ -1,35 +1,100 @@
 /*
- * bip_state.h - the bip netmod's private state (FIFOs, long transfers in
- * flight). Only the netmod's .c files include it: editing it rebuilds
- * seconds of code, not MPICH.
+ * bip_state.h - the bip netmod's wire format and private state. Only the
+ * netmod's .c files include it: editing it rebuilds seconds of code, not
+ * MPICH.
+ *
+ * Two kinds of BIP messages carry MPI (MPI-BIP, section 3): control messages
+ * (BIP small messages, counted by credits) and large data (BIP long messages
+ * on a tag the receiver chose).
  */
 #ifndef BIP_STATE_H_INCLUDED
 #define BIP_STATE_H_INCLUDED
 
 #include "bip_impl.h"
 
-/* A large active message being received into a BIP long receive. */
-typedef struct MPIDI_BIP_lrecv {
-	MPIR_Request *rreq;
-	void *tmp;           /* bounce buffer, when it cannot land in place */
+/*
+ * Control messages. Every one starts with MPIDI_BIP_ctl_t; the values travel
+ * only between processes of one build.
+ *   CREDITS  credits only (section 3.5)
+ *   SHORT    an MPI message with its data inline
+ *   RTS3     three-way: the receiver answers at once (ACK), into the user
+ *            buffer or a temporary one
+ *   RNDV     rendezvous: the receiver answers (ACK) only once a receive
+ *            matches, one fragment per ACK
+ *   ACK      a BIP long receive is posted on `tag`: send [offset, +len)
+ *   CANCEL   the sender cancels a rendezvous request not yet matched
+ *   CANCEL_REPLY  whether it was: the receiver dropped the request, or it
+ *            had matched already (the send then completes normally)
+ *   AM, AM_RTS, AM_CTS  MPIDIG's active messages: inline, announced, and
+ *            the answer to an announcement (same body as ACK)
+ */
+enum MPIDI_BIP_ctl_type {
+	MPIDI_BIP_CTL_CREDITS = 1,
+	MPIDI_BIP_CTL_SHORT,
+	MPIDI_BIP_CTL_RTS3,
+	MPIDI_BIP_CTL_RNDV,
+	MPIDI_BIP_CTL_ACK,
+	MPIDI_BIP_CTL_CANCEL,
+	MPIDI_BIP_CTL_CANCEL_REPLY,
+	MPIDI_BIP_CTL_AM,
+	MPIDI_BIP_CTL_AM_RTS,
+	MPIDI_BIP_CTL_AM_CTS,
+	MPIDI_BIP_CTL_NTYPES
+};
+
+/* 16 bytes: a SHORT message with 8 bytes of data fits BIP's inline header. */
+typedef struct {
+	uint8_t type;    /* enum MPIDI_BIP_ctl_type */
+	uint8_t credits; /* credits given back to the receiver (section 3.5) */
+	uint16_t ctx;    /* MPI context id */
+	int32_t rank;    /* sender's rank in the communicator */
+	int32_t tag;     /* MPI tag */
+	uint32_t len;    /* SHORT: bytes of data following the header */
+} MPIDI_BIP_ctl_t;
+
+/* RTS3 and RNDV. */
+typedef struct {
+	MPIDI_BIP_ctl_t h;
 	uint64_t data_sz;
-	uint64_t sreq;       /* the sender's request, named in the CTS */
-	int src;
-	int tag;
-	bip_req_t breq;
-	struct MPIDI_BIP_lrecv *next; /* receive FIFO: waiting for a tag */
-} MPIDI_BIP_lrecv_t;
+	uint64_t sreq;   /* the sender's request, named in the ACKs */
+} MPIDI_BIP_ctl_rts_t;
 
-/* A large active message being sent on the tag its receiver chose. */
-typedef struct MPIDI_BIP_lsend {
-	MPIR_Request *sreq;
-	int tag;
-	bool posted;         /* false: BIP had no send slot yet */
-	bip_req_t breq;
-	struct MPIDI_BIP_lsend *next;
-} MPIDI_BIP_lsend_t;
+/* ACK and AM_CTS. */
+typedef struct {
+	MPIDI_BIP_ctl_t h;
+	uint64_t sreq;
+	uint64_t offset; /* first byte to send */
+	uint64_t len;    /* bytes to send as one BIP long message */
+	uint32_t bip_tag;
+	uint32_t pad;
+} MPIDI_BIP_ctl_ack_t;
 
-/* A control message BIP could not take yet (send FIFO). */
+/* CANCEL and CANCEL_REPLY. */
+typedef struct {
+	MPIDI_BIP_ctl_t h;
+	uint64_t sreq;
+	uint32_t cancelled; /* CANCEL_REPLY */
+	uint32_t pad;
+} MPIDI_BIP_ctl_cancel_t;
+
+/* AM and AM_RTS: the MPIDIG header (and AM's data) follow. */
+typedef struct {
+	MPIDI_BIP_ctl_t h;
+	uint8_t handler_id;
+	uint8_t src_vci, dst_vci, pad;
+	uint32_t am_hdr_sz;
+	uint64_t data_sz;
+	uint64_t sreq;   /* AM_RTS */
+} MPIDI_BIP_ctl_am_t;
+
+/* Which protocol a send used (counters, request state). */
+enum MPIDI_BIP_proto {
+	MPIDI_BIP_PROTO_SHORT,
+	MPIDI_BIP_PROTO_3WAY,
+	MPIDI_BIP_PROTO_RNDV,
+};
+
+/* A control message waiting in a FIFO (to a peer, or to ourselves). */
 typedef struct MPIDI_BIP_ctlq {
 	struct MPIDI_BIP_ctlq *next;
 	int node;
@@ -37,28 +102,136 @@ typedef struct MPIDI_BIP_ctlq {
 	char msg[];
 } MPIDI_BIP_ctlq_t;
 
+/* A message that arrived before its receive was posted. */
+typedef struct MPIDI_BIP_unexp {
+	struct MPIDI_BIP_unexp *next;
+	int node;
+	uint16_t ctx;
+	int rank, tag;
+	uint8_t type;        /* CTL_SHORT, CTL_RTS3 or CTL_RNDV */
+	bool arrived;        /* all data is in `data` */
+	uint64_t data_sz;
+	uint64_t sreq;       /* RTS3/RNDV: the sender's request */
+	MPIR_Request *rreq;  /* RTS3: receive matched while data still flows */
+	char *data;          /* SHORT: inline below; RTS3: temporary buffer */
+	char inline_data[];
+} MPIDI_BIP_unexp_t;
+
+/* A BIP long receive: posted on a free tag (then the ACK goes out) or
+ * waiting for one in the receive FIFO. */
+typedef struct MPIDI_BIP_lrecv {
+	struct MPIDI_BIP_lrecv *next; /* receive FIFO */
+	int node, tag;
+	void *dst;
+	MPIDI_BIP_ctl_ack_t ack;      /* what to tell the sender once posted */
+	bip_req_t breq;
+	bool done;                    /* filled by a send to ourselves */
+	int (*complete)(struct MPIDI_BIP_lrecv *lr);
+	void *arg;
+} MPIDI_BIP_lrecv_t;
+
+/* A BIP long send on the tag the receiver named. */
+typedef struct MPIDI_BIP_lsend {
+	struct MPIDI_BIP_lsend *next;
+	int node, tag;
+	const void *src;
+	uint64_t len;
+	bool posted, done;
+	bip_req_t breq;
+	int (*complete)(struct MPIDI_BIP_lsend *ls);
+	void *arg;
+} MPIDI_BIP_lsend_t;
+
+/* Credits and the send FIFO toward one peer (section 3.5). */
+typedef struct {
+	int credits;          /* C(i->j): control messages we may still send */
+	int owed;             /* B(i<-j): consumed, credits not yet returned */
+	bool credits_due;     /* a credits-only message waits for a send slot */
+	MPIDI_BIP_ctlq_t *head, *tail;
+} MPIDI_BIP_peer_t;
+
 /* What each protocol did, printed at finalize on request. */
 typedef struct {
-	uint64_t am_short;   /* active messages in one control message */
-	                     /* (header only, or header and data) */
-	uint64_t am_3way;    /* large ones: RTS, CTS, BIP long message */
-	uint64_t to_self;    /* messages to our own rank */
-	unsigned sfifo_depth, sfifo_max;  /* send FIFO */
+	uint64_t sent[3];        /* by enum MPIDI_BIP_proto */
+	uint64_t ssend;          /* synchronous sends (always rendezvous) */
+	uint64_t fragments;      /* rendezvous fragments */
+	uint64_t credits_only;   /* credits-only messages sent */
+	uint64_t unexpected;     /* messages that arrived before a receive */
+	uint64_t am_short, am_3way;
+	uint64_t to_self;        /* control messages to our own rank */
+	unsigned sfifo_depth, sfifo_max;  /* send FIFOs, all peers */
 	unsigned rfifo_depth, rfifo_max;  /* receive FIFO (waiting for a tag) */
+	unsigned unexp_depth, unexp_max;
 } MPIDI_BIP_counters_t;
 
 typedef struct {
 	bip_ep_t *ep;
+	int self;                       /* our node */
 	MPIDI_BIP_counters_t cnt;
+	/* limits, from the CVARs at init */
+	size_t short_limit;             /* largest SHORT payload */
+	size_t rndv_threshold;          /* smallest rendezvous message */
+	size_t fragment;                /* rendezvous fragment */
+	int ncredits;                   /* N per pair */
+	unsigned sfifo_limit, rfifo_limit;
+	/* control messages */
+	MPIDI_BIP_peer_t *peers;
+	unsigned sfifo_peers;           /* peers with a non-empty send FIFO */
+	unsigned credits_due;           /* peers owed a credits-only message */
+	MPIDI_BIP_ctlq_t *self_head, *self_tail; /* messages to ourselves */
+	/* matching */
+	MPIR_Request *posted_head, *posted_tail;
+	MPIDI_BIP_unexp_t *unexp_head, *unexp_tail;
+	/* long messages */
 	int ntags;
 	MPIDI_BIP_lrecv_t **tag_owner;  /* receive per BIP tag; NULL: free */
+	unsigned nlrecvs;               /* tags owned */
 	MPIDI_BIP_lrecv_t *rfifo_head, *rfifo_tail;
 	MPIDI_BIP_lsend_t *lsends;
-	MPIDI_BIP_ctlq_t *sfifo_head, *sfifo_tail;
-	MPIDI_BIP_ctlq_t *self_head, *self_tail; /* messages to ourselves */
 	unsigned idle;                  /* progress calls with nothing done */
+	unsigned spin_polls;            /* ...before yielding the core */
+	unsigned yield_polls;           /* ...before sleeping on the doorbell */
 } MPIDI_BIP_global_t;
 
 extern MPIDI_BIP_global_t MPIDI_BIP_global;
+
+/* An MPI error for a failed BIP call. */
+int MPIDI_BIP_error(int rc, const char *what);
+#define BIP_CHECK(rc, what)                                                    \
+	do {                                                                   \
+		if ((rc) < 0) {                                                \
+			mpi_errno = MPIDI_BIP_error((rc), (what));             \
+			goto fn_fail;                                          \
+		}                                                              \
+	} while (0)
+
+/* bip_credits.c: control messages, credits, send FIFOs, the self queue. */
+int MPIDI_BIP_ctl_send(int node, void *msg, size_t len);
+void MPIDI_BIP_ctl_arrived(int node, const MPIDI_BIP_ctl_t *ctl);
+int MPIDI_BIP_ctl_consumed(int node, const MPIDI_BIP_ctl_t *ctl);
+int MPIDI_BIP_send_fifo_drain(int *progress);
+MPIDI_BIP_ctlq_t *MPIDI_BIP_self_pop(void);
+int MPIDI_BIP_credits_init(void);
+
+/* bip_long.c: BIP long messages, the tag table and the receive FIFO. */
+/* Receive len bytes into dst from node on a free tag (or once one frees);
+ * the answer ack_type (ACK or AM_CTS) names the tag, sreq and offset. */
+int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
+		    uint64_t len, void *dst,
+		    int (*complete)(MPIDI_BIP_lrecv_t *), void *arg);
+int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
+			  const void *src,
+			  int (*complete)(MPIDI_BIP_lsend_t *), void *arg);
+int MPIDI_BIP_long_progress(int *progress);
+
+/* bip_recv.c, bip_send.c, bip_am.c: what arriving control messages do. */
+int MPIDI_BIP_recv_short(int node, const MPIDI_BIP_ctl_t *ctl);
+int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts);
+int MPIDI_BIP_send_ack(int node, const MPIDI_BIP_ctl_ack_t *ack);
+int MPIDI_BIP_recv_cancel(int node, const MPIDI_BIP_ctl_cancel_t *c);
+int MPIDI_BIP_send_cancelled(int node, const MPIDI_BIP_ctl_cancel_t *c);
+int MPIDI_BIP_am_arrived(int node, const MPIDI_BIP_ctl_am_t *am);
+int MPIDI_BIP_am_rts(int node, const MPIDI_BIP_ctl_am_t *am);
+int MPIDI_BIP_am_cts(int node, const MPIDI_BIP_ctl_ack_t *cts);
 
 #endif

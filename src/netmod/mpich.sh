@@ -82,11 +82,20 @@ prepare() {
 	[ -f "$src/maint/gen_ch4_api.py" ] || die "$src is not an MPICH $version tree"
 	ln -sfn "$top/src/netmod" "$src/src/mpid/ch4/netmod/bip"
 	(cd "$src" && patch -p1 -s <"$top/src/netmod/mpich_$version.patch")
+	rm -f "$m/regenerated"
+	touch "$m/prepared"
+}
+
+# Regenerate the netmod tables, configure and Makefile.in - again whenever
+# the netmod's build files (its source list, its configure part) change.
+regen() {
+	files=$(cat "$top/src/netmod/Makefile.mk" "$top/src/netmod/subconfigure.m4" | cksum)
+	[ "$files" = "$(cat "$m/regenerated" 2>/dev/null)" ] && return
 	say "regenerating the netmod tables and configure (seconds)"
 	(cd "$src" && python3 maint/gen_ch4_api.py && ./maint/gen_subcfg_m4 &&
 		aclocal -I confdb && autoconf && autoheader && automake) \
 		>"$m/regen.log" 2>&1 || { cat "$m/regen.log" >&2; die "regeneration failed"; }
-	touch "$m/prepared"
+	echo "$files" >"$m/regenerated"
 }
 
 # The netmod's CVARs (MPIR_CVAR_CH4_BIP_*) are declared in comment blocks
@@ -135,6 +144,7 @@ fetch)
 	;;
 build)
 	prepare
+	regen
 	cvars
 	configure_mpich
 	say "building MPICH (make -j$(nproc))"

@@ -1,0 +1,235 @@
+/*
+ * bip_credits.c - control messages: credit flow control and the send FIFOs
+ * (MPI-BIP, sections 3.4 and 3.5).
+ *
+ * BIP's small-message queue is static; overflowing it is the upper layer's
+ * fault. For each peer j this process keeps C(i->j), the control messages it
+ * may still send to j, and B(i<-j), the messages from j it consumed without
+ * returning their credits yet. Sending: C--, B travels in the header, B = 0.
+ * Receiving: C += the header's credits; once the message left BIP's queue,
+ * B++. When B reaches N-1 a credits-only message goes back at once.
+ *
+ * An ordinary message needs C >= 2: the last credit is reserved, so a
+ * credits-only message always finds room in the peer's queue. A credits-only
+ * message is itself not credited (it does not decrement C and the receiver
+ * does not count it in B): counting it would make two peers with N = 2 answer
+ * each other's credits forever, and it needs no return - one can be in the
+ * peer's queue at a time, since the next takes N-1 more messages from the
+ * peer, which it can only send after consuming this one. So each peer holds
+ * at most N-1 ordinary + 1 credits-only messages in our queue.
+ *
+ * Messages BIP cannot take yet (no credit, or all BIP send slots busy) wait
+ * in a FIFO per peer, in order, drained on credits and on completions: MPI's
+ * non-overtaking rule holds and the upper layers see unlimited sends.
+ */
+#include "mpidimpl.h"
+#include "bip_state.h"
+
+static MPIDI_BIP_ctlq_t *ctlq_new(int node, const void *msg, size_t len)
+{
+	MPIDI_BIP_ctlq_t *q = MPL_malloc(sizeof(*q) + len, MPL_MEM_BUFFER);
+
+	if (q) {
+		q->next = NULL;
+		q->node = node;
+		q->len = len;
+		memcpy(q->msg, msg, len);
+	}
+	return q;
+}
+
+static void ctlq_append(MPIDI_BIP_ctlq_t **head, MPIDI_BIP_ctlq_t **tail,
+			MPIDI_BIP_ctlq_t *q)
+{
+	if (*tail)
+		(*tail)->next = q;
+	else
+		*head = q;
+	*tail = q;
+}
+
+static MPIDI_BIP_ctlq_t *ctlq_pop(MPIDI_BIP_ctlq_t **head,
+				  MPIDI_BIP_ctlq_t **tail)
+{
+	MPIDI_BIP_ctlq_t *q = *head;
+
+	if (q) {
+		*head = q->next;
+		if (!*head)
+			*tail = NULL;
+	}
+	return q;
+}
+
+MPIDI_BIP_ctlq_t *MPIDI_BIP_self_pop(void)
+{
+	return ctlq_pop(&MPIDI_BIP_global.self_head,
+			&MPIDI_BIP_global.self_tail);
+}
+
+/* N per pair: the CVAR, lowered so that every peer's N fits BIP's queue. */
+int MPIDI_BIP_credits_init(void)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	struct bip_limits lim;
+	int peers = MPIR_Process.size - 1, n = g->ncredits;
+
+	bip_limits(g->ep, &lim);
+	if (peers > 0 && n > (int)lim.small_queue / peers)
+		n = (int)lim.small_queue / peers;
+	if (n < 2)
+		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+					    __func__, __LINE__, MPI_ERR_OTHER,
+					    "**bipcredits",
+					    "**bipcredits %d %d %d",
+					    g->ncredits, peers,
+					    (int)lim.small_queue);
+	g->ncredits = n;
+	g->peers = MPL_calloc((size_t)MPIR_Process.size, sizeof(*g->peers),
+			      MPL_MEM_BUFFER);
+	if (!g->peers)
+		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+					    __func__, __LINE__, MPI_ERR_OTHER,
+					    "**nomem", 0);
+	for (int i = 0; i < MPIR_Process.size; i++)
+		g->peers[i].credits = n;
+	return MPI_SUCCESS;
+}
+
+/* Hand one message to BIP: the credits we owe ride in its header. */
+static int ctl_post(int node, MPIDI_BIP_peer_t *p, void *msg, size_t len)
+{
+	MPIDI_BIP_ctl_t *h = msg;
+	int rc;
+
+	h->credits = (uint8_t)p->owed;
+	rc = bip_send_try(MPIDI_BIP_global.ep, node, msg, len);
+	if (rc == 0) {
+		p->owed = 0;
+		if (h->type != MPIDI_BIP_CTL_CREDITS)
+			p->credits--;
+	}
+	return rc;
+}
+
+/* Send a control message now, or queue a copy behind what waits for node.
+ * Messages to ourselves never touch BIP: progress dispatches them. */
+int MPIDI_BIP_ctl_send(int node, void *msg, size_t len)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	MPIDI_BIP_peer_t *p = &g->peers[node];
+	MPIDI_BIP_ctlq_t *q;
+	int mpi_errno = MPI_SUCCESS, rc = -BIP_EAGAIN;
+
+	if (node == g->self) {
+		g->cnt.to_self++;
+		q = ctlq_new(node, msg, len);
+		MPIR_ERR_CHKANDJUMP(!q, mpi_errno, MPI_ERR_OTHER, "**nomem");
+		ctlq_append(&g->self_head, &g->self_tail, q);
+		goto fn_exit;
+	}
+	if (!p->head && p->credits >= 2)
+		rc = ctl_post(node, p, msg, len);
+	if (rc != -BIP_EAGAIN) {
+		BIP_CHECK(rc, "bip_send");
+		goto fn_exit;
+	}
+	q = ctlq_new(node, msg, len);
+	MPIR_ERR_CHKANDJUMP(!q, mpi_errno, MPI_ERR_OTHER, "**nomem");
+	if (!p->head)
+		g->sfifo_peers++;
+	ctlq_append(&p->head, &p->tail, q);
+	if (++g->cnt.sfifo_depth > g->cnt.sfifo_max)
+		g->cnt.sfifo_max = g->cnt.sfifo_depth;
+fn_exit:
+	return mpi_errno;
+fn_fail:
+	goto fn_exit;
+}
+
+/* Rule: credits-only once B reaches N-1, unless one already went or a
+ * queued message will carry them. */
+static int send_credits(int node, MPIDI_BIP_peer_t *p)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	MPIDI_BIP_ctl_t msg = { .type = MPIDI_BIP_CTL_CREDITS };
+	int rc;
+
+	if (p->owed < g->ncredits - 1)
+		return 0;
+	rc = ctl_post(node, p, &msg, sizeof(msg));
+	if (rc == 0)
+		g->cnt.credits_only++;
+	return rc;
+}
+
+/* Rule: the header's credits are added to C(i->j) on arrival. */
+void MPIDI_BIP_ctl_arrived(int node, const MPIDI_BIP_ctl_t *ctl)
+{
+	if (node != MPIDI_BIP_global.self)
+		MPIDI_BIP_global.peers[node].credits += ctl->credits;
+}
+
+/* Rule: B(i<-j)++ once the message left BIP's queue (credits-only ones are
+ * not counted, see above); at N-1 the credits go back on their own. */
+int MPIDI_BIP_ctl_consumed(int node, const MPIDI_BIP_ctl_t *ctl)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	MPIDI_BIP_peer_t *p = &g->peers[node];
+	int mpi_errno = MPI_SUCCESS, rc;
+
+	if (node == g->self || ctl->type == MPIDI_BIP_CTL_CREDITS)
+		return MPI_SUCCESS;
+	p->owed++;
+	if (p->credits_due)
+		return MPI_SUCCESS;
+	rc = send_credits(node, p);
+	if (rc == -BIP_EAGAIN) {
+		p->credits_due = true;
+		g->credits_due++;
+		return MPI_SUCCESS;
+	}
+	BIP_CHECK(rc, "bip_send");
+fn_exit:
+	return mpi_errno;
+fn_fail:
+	goto fn_exit;
+}
+
+/* Send what the FIFOs hold, as far as credits and BIP's slots allow. */
+int MPIDI_BIP_send_fifo_drain(int *progress)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	int mpi_errno = MPI_SUCCESS, rc;
+
+	if (!g->sfifo_peers && !g->credits_due)
+		return MPI_SUCCESS;
+	for (int node = 0; node < MPIR_Process.size; node++) {
+		MPIDI_BIP_peer_t *p = &g->peers[node];
+
+		if (p->credits_due) {
+			rc = send_credits(node, p);
+			if (rc == -BIP_EAGAIN)
+				break;
+			BIP_CHECK(rc, "bip_send");
+			p->credits_due = false;
+			g->credits_due--;
+			(*progress)++;
+		}
+		while (p->head && p->credits >= 2) {
+			rc = ctl_post(node, p, p->head->msg, p->head->len);
+			if (rc == -BIP_EAGAIN)
+				goto fn_exit;
+			BIP_CHECK(rc, "bip_send");
+			MPL_free(ctlq_pop(&p->head, &p->tail));
+			g->cnt.sfifo_depth--;
+			if (!p->head)
+				g->sfifo_peers--;
+			(*progress)++;
+		}
+	}
+fn_exit:
+	return mpi_errno;
+fn_fail:
+	goto fn_exit;
+}

@@ -1,0 +1,229 @@
+/*
+ * bip_long.c - large data as BIP long messages (MPI-BIP, sections 3.2 and
+ * 3.4), for the three-way and rendezvous protocols and large active
+ * messages alike.
+ *
+ * The receiver posts a BIP long receive on a free tag, then tells the sender
+ * which (ACK or AM_CTS); BIP has few tags, so a receive finding none waits in
+ * the receive FIFO and its answer goes out when it leaves. The sender sends
+ * on the named tag; a BIP send slot may be busy, so sends wait in a list
+ * until BIP takes them. Transfers to our own rank use the same steps without
+ * BIP: the "send" copies straight into the receive that owns the tag.
+ */
+#include "mpidimpl.h"
+#include "bip_state.h"
+
+static MPIDI_BIP_lrecv_t *lrecv_new(int node, int ack_type, uint64_t sreq,
+				    uint64_t offset, uint64_t len, void *dst,
+				    int (*complete)(MPIDI_BIP_lrecv_t *),
+				    void *arg)
+{
+	MPIDI_BIP_lrecv_t *lr = MPL_malloc(sizeof(*lr), MPL_MEM_BUFFER);
+
+	if (!lr)
+		return NULL;
+	*lr = (MPIDI_BIP_lrecv_t){
+		.node = node,
+		.tag = -1,
+		.dst = dst,
+		.ack = {
+			.h.type = (uint8_t)ack_type,
+			.sreq = sreq,
+			.offset = offset,
+			.len = len,
+		},
+		.complete = complete,
+		.arg = arg,
+	};
+	return lr;
+}
+
+static int free_tag(void)
+{
+	for (int t = 0; t < MPIDI_BIP_global.ntags; t++)
+		if (!MPIDI_BIP_global.tag_owner[t])
+			return t;
+	return -1;
+}
+
+/* Own the tag, post the receive, answer the sender. */
+static int lrecv_post(MPIDI_BIP_lrecv_t *lr, int tag)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	int mpi_errno = MPI_SUCCESS, rc;
+
+	if (lr->node != g->self) {
+		rc = bip_ilrecv(g->ep, tag, lr->dst, lr->ack.len, &lr->breq);
+		BIP_CHECK(rc, "bip_ilrecv");
+	}
+	lr->tag = tag;
+	g->tag_owner[tag] = lr;
+	g->nlrecvs++;
+	lr->ack.bip_tag = (uint32_t)tag;
+	mpi_errno = MPIDI_BIP_ctl_send(lr->node, &lr->ack, sizeof(lr->ack));
+fn_exit:
+	return mpi_errno;
+fn_fail:
+	goto fn_exit;
+}
+
+int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
+		    uint64_t len, void *dst,
+		    int (*complete)(MPIDI_BIP_lrecv_t *), void *arg)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	MPIDI_BIP_lrecv_t *lr;
+	int tag = free_tag(), mpi_errno = MPI_SUCCESS;
+
+	lr = lrecv_new(node, ack_type, sreq, offset, len, dst, complete, arg);
+	MPIR_ERR_CHKANDJUMP(!lr, mpi_errno, MPI_ERR_OTHER, "**nomem");
+	if (tag >= 0)
+		return lrecv_post(lr, tag);
+	if (g->rfifo_limit && g->cnt.rfifo_depth >= g->rfifo_limit) {
+		MPL_free(lr);
+		MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**bipfifo",
+				     "**bipfifo %s %d", "receive",
+				     (int)g->rfifo_limit);
+	}
+	if (++g->cnt.rfifo_depth > g->cnt.rfifo_max)
+		g->cnt.rfifo_max = g->cnt.rfifo_depth;
+	if (g->rfifo_tail)
+		g->rfifo_tail->next = lr;
+	else
+		g->rfifo_head = lr;
+	g->rfifo_tail = lr;
+fn_exit:
+	return mpi_errno;
+fn_fail:
+	goto fn_exit;
+}
+
+int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
+			  const void *src,
+			  int (*complete)(MPIDI_BIP_lsend_t *), void *arg)
+{
+	MPIDI_BIP_lsend_t *ls = MPL_malloc(sizeof(*ls), MPL_MEM_BUFFER);
+
+	if (!ls)
+		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+					    __func__, __LINE__, MPI_ERR_OTHER,
+					    "**nomem", 0);
+	*ls = (MPIDI_BIP_lsend_t){
+		.next = MPIDI_BIP_global.lsends,
+		.node = node,
+		.tag = (int)ack->bip_tag,
+		.src = (const char *)src + ack->offset,
+		.len = ack->len,
+		.complete = complete,
+		.arg = arg,
+	};
+	MPIDI_BIP_global.lsends = ls;
+	return MPI_SUCCESS;
+}
+
+/* To ourselves: the receive owning the tag takes the bytes at once. */
+static void lsend_self(MPIDI_BIP_lsend_t *ls)
+{
+	MPIDI_BIP_lrecv_t *lr = MPIDI_BIP_global.tag_owner[ls->tag];
+
+	MPIR_Assert(lr && lr->node == MPIDI_BIP_global.self);
+	memcpy(lr->dst, ls->src, MPL_MIN(ls->len, lr->ack.len));
+	lr->done = true;
+	ls->done = true;
+}
+
+/* Post what BIP can take, complete what BIP finished. */
+static int poll_lsends(int *progress)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	int mpi_errno = MPI_SUCCESS;
+
+	for (MPIDI_BIP_lsend_t **link = &g->lsends, *ls; (ls = *link);) {
+		int rc, done = ls->done;
+
+		if (!ls->posted && ls->node == g->self) {
+			lsend_self(ls);
+			done = 1;
+		} else if (!ls->posted) {
+			rc = bip_ilsend(g->ep, ls->node, ls->tag, ls->src,
+					ls->len, &ls->breq);
+			if (rc == -BIP_EAGAIN) {
+				link = &ls->next;
+				continue;
+			}
+			BIP_CHECK(rc, "bip_ilsend");
+			ls->posted = true;
+		}
+		if (!done) {
+			rc = bip_test(g->ep, &ls->breq, &done, NULL);
+			BIP_CHECK(rc, "long send");
+		}
+		if (!done) {
+			link = &ls->next;
+			continue;
+		}
+		*link = ls->next;
+		(*progress)++;
+		mpi_errno = ls->complete(ls);
+		MPL_free(ls);
+		MPIR_ERR_CHECK(mpi_errno);
+	}
+fn_exit:
+	return mpi_errno;
+fn_fail:
+	goto fn_exit;
+}
+
+static int poll_lrecvs(int *progress)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	int mpi_errno = MPI_SUCCESS;
+
+	for (int t = 0; t < g->ntags; t++) {
+		MPIDI_BIP_lrecv_t *lr = g->tag_owner[t];
+		int done, rc;
+
+		if (!lr)
+			continue;
+		done = lr->done;
+		if (!done && lr->node != g->self) {
+			rc = bip_test(g->ep, &lr->breq, &done, NULL);
+			BIP_CHECK(rc, "long receive");
+		}
+		if (!done)
+			continue;
+		g->tag_owner[t] = NULL;
+		g->nlrecvs--;
+		(*progress)++;
+		mpi_errno = lr->complete(lr);
+		MPL_free(lr);
+		MPIR_ERR_CHECK(mpi_errno);
+		/* The tag is free: the oldest waiting receive takes it. */
+		if (g->rfifo_head && !g->tag_owner[t]) {
+			lr = g->rfifo_head;
+			g->rfifo_head = lr->next;
+			if (!g->rfifo_head)
+				g->rfifo_tail = NULL;
+			lr->next = NULL;
+			g->cnt.rfifo_depth--;
+			mpi_errno = lrecv_post(lr, t);
+			MPIR_ERR_CHECK(mpi_errno);
+		}
+	}
+fn_exit:
+	return mpi_errno;
+fn_fail:
+	goto fn_exit;
+}
+
+int MPIDI_BIP_long_progress(int *progress)
+{
+	int mpi_errno;
+
+	if (!MPIDI_BIP_global.lsends && !MPIDI_BIP_global.nlrecvs)
+		return MPI_SUCCESS;
+	mpi_errno = poll_lsends(progress);
+	if (mpi_errno)
+		return mpi_errno;
+	return poll_lrecvs(progress);
+}

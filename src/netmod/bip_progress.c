@@ -1,0 +1,158 @@
+/*
+ * bip_progress.c - the netmod's progress engine: take every control message
+ * out of BIP's queue (freeing its slot and credit at once) and act on it,
+ * send what the FIFOs hold, move long messages along, and give the core away
+ * when there is nothing to do.
+ */
+#include "mpidimpl.h"
+#include "bip_state.h"
+
+#include <sched.h>
+
+MPIDI_BIP_global_t MPIDI_BIP_global;
+
+int MPIDI_BIP_error(int rc, const char *what)
+{
+	return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__,
+				    __LINE__, MPI_ERR_OTHER, "**bipfail",
+				    "**bipfail %s %s", what, bip_strerror(rc));
+}
+
+/* Is a control message of len bytes well formed? (It may come from a
+ * broken or hostile peer: its sizes are checked before any is used.) */
+static bool ctl_valid(const MPIDI_BIP_ctl_t *h, size_t len)
+{
+	const MPIDI_BIP_ctl_am_t *am = (const void *)h;
+
+	if (len < sizeof(*h))
+		return false;
+	switch (h->type) {
+	case MPIDI_BIP_CTL_CREDITS:
+		return true;
+	case MPIDI_BIP_CTL_SHORT:
+		return len == sizeof(*h) + h->len;
+	case MPIDI_BIP_CTL_RTS3:
+	case MPIDI_BIP_CTL_RNDV:
+		return len == sizeof(MPIDI_BIP_ctl_rts_t);
+	case MPIDI_BIP_CTL_ACK:
+	case MPIDI_BIP_CTL_AM_CTS:
+		return len == sizeof(MPIDI_BIP_ctl_ack_t);
+	case MPIDI_BIP_CTL_CANCEL:
+	case MPIDI_BIP_CTL_CANCEL_REPLY:
+		return len == sizeof(MPIDI_BIP_ctl_cancel_t);
+	case MPIDI_BIP_CTL_AM:
+		return len >= sizeof(*am) &&
+		       am->handler_id < MPIDIG_HANDLER_STATIC_MAX &&
+		       len - sizeof(*am) == am->am_hdr_sz + am->data_sz;
+	case MPIDI_BIP_CTL_AM_RTS:
+		return len >= sizeof(*am) &&
+		       am->handler_id < MPIDIG_HANDLER_STATIC_MAX &&
+		       len - sizeof(*am) == am->am_hdr_sz;
+	}
+	return false;
+}
+
+/* One control message from node, from BIP's queue or the self queue. */
+static int dispatch(int node, const void *msg, size_t len)
+{
+	const MPIDI_BIP_ctl_t *h = msg;
+
+	if (!ctl_valid(h, len))
+		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+					    __func__, __LINE__, MPI_ERR_OTHER,
+					    "**bipproto", "**bipproto %d",
+					    node);
+	MPIDI_BIP_ctl_arrived(node, h);
+	switch (h->type) {
+	case MPIDI_BIP_CTL_SHORT:
+		return MPIDI_BIP_recv_short(node, h);
+	case MPIDI_BIP_CTL_RTS3:
+	case MPIDI_BIP_CTL_RNDV:
+		return MPIDI_BIP_recv_rts(node, msg);
+	case MPIDI_BIP_CTL_ACK:
+		return MPIDI_BIP_send_ack(node, msg);
+	case MPIDI_BIP_CTL_CANCEL:
+		return MPIDI_BIP_recv_cancel(node, msg);
+	case MPIDI_BIP_CTL_CANCEL_REPLY:
+		return MPIDI_BIP_send_cancelled(node, msg);
+	case MPIDI_BIP_CTL_AM:
+		return MPIDI_BIP_am_arrived(node, msg);
+	case MPIDI_BIP_CTL_AM_RTS:
+		return MPIDI_BIP_am_rts(node, msg);
+	case MPIDI_BIP_CTL_AM_CTS:
+		return MPIDI_BIP_am_cts(node, msg);
+	}
+	return MPI_SUCCESS; /* credits only: counted on arrival */
+}
+
+/* Messages to ourselves, in the order they were sent. */
+static int drain_self(int *progress)
+{
+	MPIDI_BIP_ctlq_t *q;
+	int mpi_errno = MPI_SUCCESS;
+
+	while (mpi_errno == MPI_SUCCESS && (q = MPIDI_BIP_self_pop())) {
+		mpi_errno = dispatch(q->node, q->msg, q->len);
+		MPL_free(q);
+		(*progress)++;
+	}
+	return mpi_errno;
+}
+
+/* Take every control message out of BIP's queue at once. */
+static int drain_control(int *progress)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	const void *data;
+	struct bip_status st;
+	MPIDI_BIP_ctl_t h;
+	int mpi_errno = MPI_SUCCESS, len;
+
+	while ((len = bip_peek(g->ep, &data, &st)) >= 0) {
+		memcpy(&h, data, MPL_MIN((size_t)len, sizeof(h)));
+		mpi_errno = dispatch(st.node, data, (size_t)len);
+		bip_consume(g->ep);
+		(*progress)++;
+		MPIR_ERR_CHECK(mpi_errno);
+		mpi_errno = MPIDI_BIP_ctl_consumed(st.node, &h);
+		MPIR_ERR_CHECK(mpi_errno);
+	}
+	/* Credits make an overflow impossible: one means a bug, say so. */
+	if (len == -BIP_EOVERFLOW)
+		MPL_DBG_MSG(MPIDI_CH4_DBG_GENERAL, VERBOSE,
+			    "bip: small-message queue overflowed");
+	else if (len != -BIP_EAGAIN && len != -BIP_EPEERGONE)
+		BIP_CHECK(len, "bip_peek");
+fn_exit:
+	return mpi_errno;
+fn_fail:
+	goto fn_exit;
+}
+
+int MPIDI_BIP_progress(int vci, int blocking)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	int mpi_errno = MPI_SUCCESS, progress = 0;
+
+	mpi_errno = drain_control(&progress);
+	MPIR_ERR_CHECK(mpi_errno);
+	mpi_errno = drain_self(&progress);
+	MPIR_ERR_CHECK(mpi_errno);
+	mpi_errno = MPIDI_BIP_send_fifo_drain(&progress);
+	MPIR_ERR_CHECK(mpi_errno);
+	mpi_errno = MPIDI_BIP_long_progress(&progress);
+	MPIR_ERR_CHECK(mpi_errno);
+	/* MPICH polls in a loop: after a while with nothing to do, give the
+	 * core away - yield, then sleep on BIP's doorbell until traffic. */
+	if (progress) {
+		g->idle = 0;
+	} else if (++g->idle > g->spin_polls) {
+		bip_idle_wait(g->ep, g->idle > g->yield_polls ? 1000 : 0);
+		if (g->idle <= g->yield_polls)
+			sched_yield();
+	}
+fn_exit:
+	return mpi_errno;
+fn_fail:
+	goto fn_exit;
+}

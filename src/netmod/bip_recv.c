@@ -1,0 +1,519 @@
+/*
+ * bip_recv.c - MPI matching and the receiving side of the three protocols.
+ *
+ * A message is matched by (context id, source rank, tag), with
+ * MPI_ANY_SOURCE and MPI_ANY_TAG on the receive. Receives not yet matched
+ * wait in the posted queue, messages not yet wanted in the unexpected queue;
+ * both are kept in order, and BIP delivers each peer's control messages in
+ * order, so MPI's non-overtaking rule holds.
+ *
+ * What arrives, and what the receiver does (MPI-BIP, section 3.3):
+ *   SHORT  the data is in the message: copy it into the matching receive,
+ *          or out of BIP's queue into the unexpected queue (freeing the slot
+ *          and its credit at once).
+ *   RTS3   answer at once: a BIP long receive into the user buffer if a
+ *          receive matches, else into a temporary buffer; the ACK names the
+ *          tag.
+ *   RNDV   answer only when a receive matches; then one ACK per fragment,
+ *          the next once the previous arrived.
+ */
+#include "mpidimpl.h"
+#include "bip_state.h"
+
+#define BIP_REQ(req) ((req)->dev.ch4.netmod.bip)
+
+static bool match(int want_rank, int want_tag, int rank, int tag)
+{
+	return (want_rank == MPI_ANY_SOURCE || want_rank == rank) &&
+	       (want_tag == MPI_ANY_TAG ||
+		want_tag == MPIR_TAG_MASK_ERROR_BITS(tag));
+}
+
+static void posted_unlink(MPIR_Request *prev, MPIR_Request *r)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+
+	if (prev)
+		BIP_REQ(prev).next = BIP_REQ(r).next;
+	else
+		g->posted_head = BIP_REQ(r).next;
+	if (g->posted_tail == r)
+		g->posted_tail = prev;
+}
+
+/* The oldest posted receive that takes (ctx, rank, tag), dequeued. */
+static MPIR_Request *posted_take(uint16_t ctx, int rank, int tag)
+{
+	MPIR_Request *prev = NULL;
+
+	for (MPIR_Request *r = MPIDI_BIP_global.posted_head; r;
+	     prev = r, r = BIP_REQ(r).next) {
+		if (BIP_REQ(r).ctx == ctx &&
+		    match(BIP_REQ(r).rank, BIP_REQ(r).tag, rank, tag)) {
+			posted_unlink(prev, r);
+			return r;
+		}
+	}
+	return NULL;
+}
+
+static void posted_append(MPIR_Request *rreq)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+
+	BIP_REQ(rreq).next = NULL;
+	if (g->posted_tail)
+		BIP_REQ(g->posted_tail).next = rreq;
+	else
+		g->posted_head = rreq;
+	g->posted_tail = rreq;
+}
+
+static void unexp_unlink(MPIDI_BIP_unexp_t *prev, MPIDI_BIP_unexp_t *u)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+
+	if (prev)
+		prev->next = u->next;
+	else
+		g->unexp_head = u->next;
+	if (g->unexp_tail == u)
+		g->unexp_tail = prev;
+	g->cnt.unexp_depth--;
+}
+
+/* The oldest unexpected message a receive (ctx, rank, tag) takes; dequeued
+ * when `take`. */
+static MPIDI_BIP_unexp_t *unexp_find(uint16_t ctx, int rank, int tag,
+				     bool take)
+{
+	MPIDI_BIP_unexp_t *prev = NULL;
+
+	for (MPIDI_BIP_unexp_t *u = MPIDI_BIP_global.unexp_head; u;
+	     prev = u, u = u->next) {
+		if (u->ctx == ctx && match(rank, tag, u->rank, u->tag)) {
+			if (take)
+				unexp_unlink(prev, u);
+			return u;
+		}
+	}
+	return NULL;
+}
+
+static MPIDI_BIP_unexp_t *unexp_new(int node, const MPIDI_BIP_ctl_t *h,
+				    uint64_t data_sz, size_t inline_len)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	MPIDI_BIP_unexp_t *u = MPL_malloc(sizeof(*u) + inline_len,
+					  MPL_MEM_BUFFER);
+
+	if (!u)
+		return NULL;
+	*u = (MPIDI_BIP_unexp_t){
+		.node = node,
+		.ctx = h->ctx,
+		.rank = h->rank,
+		.tag = h->tag,
+		.type = h->type,
+		.data_sz = data_sz,
+		.data = u->inline_data,
+	};
+	if (g->unexp_tail)
+		g->unexp_tail->next = u;
+	else
+		g->unexp_head = u;
+	g->unexp_tail = u;
+	g->cnt.unexpected++;
+	if (++g->cnt.unexp_depth > g->cnt.unexp_max)
+		g->cnt.unexp_max = g->cnt.unexp_depth;
+	return u;
+}
+
+/* Bytes the receive can hold; whether they are one contiguous block. */
+static MPI_Aint recv_capacity(MPIR_Request *rreq, bool *contig, char **dst)
+{
+	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
+	MPIR_Datatype *dt_ptr;
+	MPI_Aint true_lb;
+	size_t cap;
+	int dt_contig;
+
+	MPIDI_Datatype_get_info(r->count, r->datatype, dt_contig, cap, dt_ptr,
+				true_lb);
+	*contig = dt_contig;
+	*dst = (char *)MPIR_get_contig_ptr(r->buf, true_lb);
+	return (MPI_Aint)cap;
+}
+
+/* The message is complete: copy `data` in (NULL: it landed in place), set
+ * the status (truncation is an error in it, as MPI says), complete. */
+static int recv_finish(MPIR_Request *rreq, int rank, int tag,
+		       const void *data, uint64_t data_sz)
+{
+	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
+	bool contig;
+	char *dst;
+	MPI_Aint cap = recv_capacity(rreq, &contig, &dst), n, done;
+	int mpi_errno = MPI_SUCCESS;
+
+	n = MPL_MIN((MPI_Aint)data_sz, cap);
+	if (data && n && contig) {
+		memcpy(dst, data, (size_t)n);
+	} else if (data && n) {
+		mpi_errno = MPIR_Typerep_unpack(data, n, r->buf, r->count,
+						r->datatype, 0, &done);
+		MPIR_ERR_CHECK(mpi_errno);
+	}
+	rreq->status.MPI_SOURCE = rank;
+	rreq->status.MPI_TAG = tag;
+	MPIR_STATUS_SET_COUNT(rreq->status, n);
+	if ((MPI_Aint)data_sz > cap)
+		rreq->status.MPI_ERROR = MPIR_Err_create_code(
+			MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+			MPI_ERR_TRUNCATE, "**truncate", "**truncate %d %d %d %d",
+			rank, tag, (int)cap, (int)data_sz);
+fn_exit:
+	MPL_free(r->pack);
+	r->pack = NULL;
+	MPIR_Datatype_release_if_not_builtin(r->datatype);
+	MPIDIU_request_complete(rreq);
+	return mpi_errno;
+fn_fail:
+	goto fn_exit;
+}
+
+/* Where long data for rreq lands: the user buffer when it is contiguous and
+ * large enough, else a bounce buffer (unpacked or truncated at the end). */
+static void *recv_landing(MPIR_Request *rreq, uint64_t data_sz)
+{
+	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
+	bool contig;
+	char *dst;
+	MPI_Aint cap = recv_capacity(rreq, &contig, &dst);
+
+	if (contig && (MPI_Aint)data_sz <= cap)
+		return dst;
+	r->pack = MPL_malloc(MPL_MAX(data_sz, 1), MPL_MEM_BUFFER);
+	return r->pack;
+}
+
+/* --- three-way ----------------------------------------------------------- */
+
+static int rreq_3way_done(MPIDI_BIP_lrecv_t *lr)
+{
+	MPIR_Request *rreq = lr->arg;
+	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
+
+	return recv_finish(rreq, r->rank, r->tag, r->pack, r->data_sz);
+}
+
+/* A three-way message that arrived unexpected is complete: hand it to the
+ * receive that matched meanwhile, or keep it for the one to come. */
+static int unexp_3way_done(MPIDI_BIP_lrecv_t *lr)
+{
+	MPIDI_BIP_unexp_t *u = lr->arg;
+	int mpi_errno;
+
+	if (!u->rreq) {
+		u->arrived = true;
+		return MPI_SUCCESS;
+	}
+	mpi_errno = recv_finish(u->rreq, u->rank, u->tag, u->data, u->data_sz);
+	MPL_free(u->data);
+	MPL_free(u);
+	return mpi_errno;
+}
+
+/* --- rendezvous ---------------------------------------------------------- */
+
+static int rndv_fragment(MPIR_Request *rreq);
+
+static int rndv_fragment_done(MPIDI_BIP_lrecv_t *lr)
+{
+	MPIR_Request *rreq = lr->arg;
+	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
+
+	r->offset += lr->ack.len;
+	MPIDI_BIP_global.cnt.fragments++;
+	if (r->offset < r->data_sz)
+		return rndv_fragment(rreq);
+	return recv_finish(rreq, r->rank, r->tag, r->pack, r->data_sz);
+}
+
+/* Ask for the next fragment: post its receive, the ACK follows. */
+static int rndv_fragment(MPIR_Request *rreq)
+{
+	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
+	uint64_t len = MPL_MIN(MPIDI_BIP_global.fragment,
+			       r->data_sz - r->offset);
+
+	return MPIDI_BIP_lrecv(r->node, MPIDI_BIP_CTL_ACK, r->peer, r->offset,
+			       len, (char *)r->data + r->offset,
+			       rndv_fragment_done, rreq);
+}
+
+/* A receive matched a rendezvous request: the transfer starts. An empty
+ * message (a zero-byte synchronous send) needs only the ACK. */
+static int rndv_start(MPIR_Request *rreq, int node, uint64_t sreq,
+		      uint64_t data_sz)
+{
+	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
+	int mpi_errno;
+
+	r->node = node;
+	r->peer = sreq;
+	r->data_sz = data_sz;
+	r->offset = 0;
+	if (data_sz == 0) {
+		MPIDI_BIP_ctl_ack_t ack = {
+			.h.type = MPIDI_BIP_CTL_ACK,
+			.sreq = sreq,
+		};
+
+		mpi_errno = MPIDI_BIP_ctl_send(node, &ack, sizeof(ack));
+		if (mpi_errno)
+			return mpi_errno;
+		return recv_finish(rreq, r->rank, r->tag, NULL, 0);
+	}
+	r->data = recv_landing(rreq, data_sz);
+	if (!r->data)
+		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+					    __func__, __LINE__, MPI_ERR_OTHER,
+					    "**nomem", 0);
+	return rndv_fragment(rreq);
+}
+
+/* --- a matched receive meets its message ---------------------------------- */
+
+/* Remember who sent it (the status), then run the protocol's next step. */
+static int take_unexp(MPIR_Request *rreq, MPIDI_BIP_unexp_t *u)
+{
+	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
+	int mpi_errno = MPI_SUCCESS;
+
+	r->rank = u->rank;
+	r->tag = u->tag;
+	switch (u->type) {
+	case MPIDI_BIP_CTL_SHORT:
+		mpi_errno = recv_finish(rreq, u->rank, u->tag, u->data,
+					u->data_sz);
+		break;
+	case MPIDI_BIP_CTL_RTS3:
+		if (!u->arrived) {
+			u->rreq = rreq; /* unexp_3way_done finishes it */
+			return MPI_SUCCESS;
+		}
+		mpi_errno = recv_finish(rreq, u->rank, u->tag, u->data,
+					u->data_sz);
+		MPL_free(u->data);
+		break;
+	case MPIDI_BIP_CTL_RNDV:
+		mpi_errno = rndv_start(rreq, u->node, u->sreq, u->data_sz);
+		break;
+	}
+	MPL_free(u);
+	return mpi_errno;
+}
+
+/* --- control messages arriving ------------------------------------------- */
+
+int MPIDI_BIP_recv_short(int node, const MPIDI_BIP_ctl_t *ctl)
+{
+	MPIR_Request *rreq = posted_take(ctl->ctx, ctl->rank, ctl->tag);
+	MPIDI_BIP_unexp_t *u;
+
+	if (rreq)
+		return recv_finish(rreq, ctl->rank, ctl->tag, ctl + 1,
+				   ctl->len);
+	u = unexp_new(node, ctl, ctl->len, ctl->len);
+	if (!u)
+		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+					    __func__, __LINE__, MPI_ERR_OTHER,
+					    "**nomem", 0);
+	memcpy(u->data, ctl + 1, ctl->len);
+	u->arrived = true;
+	return MPI_SUCCESS;
+}
+
+int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts)
+{
+	MPIR_Request *rreq = posted_take(rts->h.ctx, rts->h.rank, rts->h.tag);
+	MPIDI_BIP_unexp_t *u;
+	void *dst;
+	int mpi_errno = MPI_SUCCESS;
+
+	if (rreq) {
+		BIP_REQ(rreq).rank = rts->h.rank;
+		BIP_REQ(rreq).tag = rts->h.tag;
+		BIP_REQ(rreq).data_sz = rts->data_sz;
+		if (rts->h.type == MPIDI_BIP_CTL_RNDV)
+			return rndv_start(rreq, node, rts->sreq, rts->data_sz);
+		/* Three-way, matched: straight into the user buffer. */
+		dst = recv_landing(rreq, rts->data_sz);
+		MPIR_ERR_CHKANDJUMP(!dst, mpi_errno, MPI_ERR_OTHER, "**nomem");
+		return MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, rts->sreq, 0,
+				       rts->data_sz, dst, rreq_3way_done, rreq);
+	}
+	u = unexp_new(node, &rts->h, rts->data_sz, 0);
+	MPIR_ERR_CHKANDJUMP(!u, mpi_errno, MPI_ERR_OTHER, "**nomem");
+	u->sreq = rts->sreq;
+	if (rts->h.type == MPIDI_BIP_CTL_RNDV)
+		goto fn_exit; /* the ACK waits for a receive */
+	/* Three-way, unexpected: into a temporary buffer, at once. */
+	u->data = MPL_malloc(MPL_MAX(rts->data_sz, 1), MPL_MEM_BUFFER);
+	MPIR_ERR_CHKANDJUMP(!u->data, mpi_errno, MPI_ERR_OTHER, "**nomem");
+	mpi_errno = MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, rts->sreq, 0,
+				    rts->data_sz, u->data, unexp_3way_done, u);
+fn_exit:
+	return mpi_errno;
+fn_fail:
+	goto fn_exit;
+}
+
+/* The sender cancels a rendezvous request: drop it if no receive took it. */
+int MPIDI_BIP_recv_cancel(int node, const MPIDI_BIP_ctl_cancel_t *c)
+{
+	MPIDI_BIP_ctl_cancel_t reply = {
+		.h.type = MPIDI_BIP_CTL_CANCEL_REPLY,
+		.sreq = c->sreq,
+	};
+	MPIDI_BIP_unexp_t *prev = NULL;
+
+	for (MPIDI_BIP_unexp_t *u = MPIDI_BIP_global.unexp_head; u;
+	     prev = u, u = u->next) {
+		if (u->node != node || u->sreq != c->sreq ||
+		    u->type != MPIDI_BIP_CTL_RNDV)
+			continue;
+		unexp_unlink(prev, u);
+		MPL_free(u);
+		reply.cancelled = 1;
+		break;
+	}
+	return MPIDI_BIP_ctl_send(node, &reply, sizeof(reply));
+}
+
+/* --- the MPI calls ------------------------------------------------------- */
+
+static void recv_init(MPIR_Request *rreq, void *buf, MPI_Aint count,
+		      MPI_Datatype datatype)
+{
+	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
+
+	r->buf = buf;
+	r->count = count;
+	r->datatype = datatype;
+	r->pack = NULL;
+	r->unexp = NULL;
+	MPIR_Datatype_add_ref_if_not_builtin(datatype);
+}
+
+int MPIDI_BIP_irecv(void *buf, MPI_Aint count, MPI_Datatype datatype,
+		    int rank, int tag, MPIR_Comm *comm, int context_offset,
+		    MPIR_Request **req_p)
+{
+	MPIR_Request *rreq = *req_p;
+	MPIDI_BIP_unexp_t *u;
+	uint16_t ctx = (uint16_t)(comm->recvcontext_id + context_offset);
+	int mpi_errno = MPI_SUCCESS;
+
+	MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+	if (rreq) {
+		MPIR_Request_add_ref(rreq);
+	} else {
+		rreq = MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__RECV,
+						     0, 2);
+		MPIR_ERR_CHKANDJUMP(!rreq, mpi_errno, MPIX_ERR_NOREQ,
+				    "**nomemreq");
+	}
+	*req_p = rreq;
+	recv_init(rreq, buf, count, datatype);
+	if (!rreq->comm) {
+		rreq->comm = comm; /* its error handler applies */
+		MPIR_Comm_add_ref(comm);
+	}
+	u = unexp_find(ctx, rank, tag, true);
+	if (u) {
+		mpi_errno = take_unexp(rreq, u);
+	} else {
+		BIP_REQ(rreq).ctx = ctx;
+		BIP_REQ(rreq).rank = rank;
+		BIP_REQ(rreq).tag = tag;
+		posted_append(rreq);
+	}
+fn_exit:
+	MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+	return mpi_errno;
+fn_fail:
+	goto fn_exit;
+}
+
+int MPIDI_BIP_imrecv(void *buf, MPI_Aint count, MPI_Datatype datatype,
+		     MPIR_Request *message)
+{
+	MPIDI_BIP_unexp_t *u = BIP_REQ(message).unexp;
+	int mpi_errno;
+
+	MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+	recv_init(message, buf, count, datatype);
+	mpi_errno = take_unexp(message, u);
+	MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+	return mpi_errno;
+}
+
+/* Only a receive still waiting in the posted queue can be cancelled. */
+int MPIDI_BIP_cancel_recv(MPIR_Request *rreq)
+{
+	MPIR_Request *prev = NULL;
+
+	MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+	for (MPIR_Request *r = MPIDI_BIP_global.posted_head; r;
+	     prev = r, r = BIP_REQ(r).next) {
+		if (r != rreq)
+			continue;
+		posted_unlink(prev, r);
+		MPIR_STATUS_SET_CANCEL_BIT(rreq->status, TRUE);
+		MPIR_STATUS_SET_COUNT(rreq->status, 0);
+		MPIR_Datatype_release_if_not_builtin(BIP_REQ(rreq).datatype);
+		MPIDIU_request_complete(rreq);
+		break;
+	}
+	MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+	return MPI_SUCCESS;
+}
+
+/* MPI_Iprobe (message_p NULL) and MPI_Improbe (the message is taken). */
+int MPIDI_BIP_iprobe(int source, int tag, MPIR_Comm *comm,
+		     int context_offset, int *flag, MPIR_Request **message_p,
+		     MPI_Status *status)
+{
+	uint16_t ctx = (uint16_t)(comm->recvcontext_id + context_offset);
+	MPIDI_BIP_unexp_t *u;
+	int mpi_errno = MPI_SUCCESS;
+
+	MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+	u = unexp_find(ctx, source, tag, message_p != NULL);
+	*flag = u != NULL;
+	if (!u)
+		goto fn_exit;
+	if (status != MPI_STATUS_IGNORE) {
+		status->MPI_SOURCE = u->rank;
+		status->MPI_TAG = u->tag;
+		MPIR_STATUS_SET_COUNT(*status, (MPI_Aint)u->data_sz);
+	}
+	if (message_p) {
+		MPIR_Request *m = MPIR_Request_create_from_pool(
+			MPIR_REQUEST_KIND__MPROBE, 0, 2);
+
+		MPIR_ERR_CHKANDJUMP(!m, mpi_errno, MPIX_ERR_NOREQ,
+				    "**nomemreq");
+		BIP_REQ(m).unexp = u;
+		m->comm = comm;
+		MPIR_Comm_add_ref(comm);
+		*message_p = m;
+	}
+fn_exit:
+	MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+	return mpi_errno;
+fn_fail:
+	goto fn_exit;
+}

@@ -1,0 +1,200 @@
+/*
+ * bip_send.c - the sending side of MPI point-to-point.
+ *
+ * The protocol is chosen by size (MPI-BIP, section 3.3): up to the short
+ * limit the data travels inside one control message and the send completes
+ * at once; below the rendezvous threshold the three-way protocol announces
+ * the message (RTS3) and sends it when the receiver's ACK names a BIP tag;
+ * above it, and for every synchronous send, the rendezvous protocol (RNDV)
+ * sends one fragment per ACK, which the receiver gives only once a receive
+ * matched. Non-contiguous data is packed once, up front.
+ */
+#include "mpidimpl.h"
+#include "bip_state.h"
+
+#define BIP_REQ(req) ((req)->dev.ch4.netmod.bip)
+
+static int send_short(int node, MPIDI_BIP_ctl_t *h, const void *buf,
+		      MPI_Aint count, MPI_Datatype datatype, size_t data_sz,
+		      bool contig, MPI_Aint true_lb)
+{
+	char msg[BIP_SMALL_MAX];
+	MPI_Aint packed;
+	int mpi_errno = MPI_SUCCESS;
+
+	h->len = (uint32_t)data_sz;
+	memcpy(msg, h, sizeof(*h));
+	if (contig) {
+		memcpy(msg + sizeof(*h), MPIR_get_contig_ptr(buf, true_lb),
+		       data_sz);
+	} else {
+		mpi_errno = MPIR_Typerep_pack(buf, count, datatype, 0,
+					      msg + sizeof(*h),
+					      (MPI_Aint)data_sz, &packed);
+		MPIR_ERR_CHECK(mpi_errno);
+	}
+	mpi_errno = MPIDI_BIP_ctl_send(node, msg, sizeof(*h) + data_sz);
+fn_fail:
+	return mpi_errno;
+}
+
+int MPIDI_BIP_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
+		    int rank, int tag, MPIR_Comm *comm, int context_offset,
+		    MPIDI_av_entry_t *addr, MPIR_Request **req_p, bool sync)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	int node = addr->netmod.bip.node, mpi_errno = MPI_SUCCESS, dt_contig;
+	size_t data_sz;
+	MPI_Aint true_lb, packed;
+	MPIR_Datatype *dt_ptr;
+	MPIR_Request *sreq = *req_p;
+	MPIDI_BIP_request_t *r;
+	MPIDI_BIP_ctl_rts_t rts = {
+		.h.ctx = (uint16_t)(comm->context_id + context_offset),
+		.h.rank = comm->rank,
+		.h.tag = tag,
+	};
+	enum MPIDI_BIP_proto proto;
+
+	MPIDI_Datatype_get_info(count, datatype, dt_contig, data_sz, dt_ptr,
+				true_lb);
+	if (sync || data_sz >= g->rndv_threshold)
+		proto = MPIDI_BIP_PROTO_RNDV;
+	else if (data_sz > g->short_limit)
+		proto = MPIDI_BIP_PROTO_3WAY;
+	else
+		proto = MPIDI_BIP_PROTO_SHORT;
+
+	MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+	/* The limit refuses new sends only: protocol messages always queue. */
+	MPIR_ERR_CHKANDJUMP2(g->sfifo_limit && g->cnt.sfifo_depth >=
+			     g->sfifo_limit, mpi_errno, MPI_ERR_OTHER,
+			     "**bipfifo", "**bipfifo %s %d", "send",
+			     (int)g->sfifo_limit);
+	g->cnt.sent[proto]++;
+	g->cnt.ssend += sync;
+	if (proto == MPIDI_BIP_PROTO_SHORT) {
+		/* BIP copied the data: the send is complete locally. */
+		rts.h.type = MPIDI_BIP_CTL_SHORT;
+		mpi_errno = send_short(node, &rts.h, buf, count, datatype,
+				       data_sz, dt_contig, true_lb);
+		MPIR_ERR_CHECK(mpi_errno);
+		if (sreq)
+			MPIR_cc_set(&sreq->cc, 0);
+		else
+			*req_p = MPIR_Request_create_complete(
+				MPIR_REQUEST_KIND__SEND);
+		goto fn_exit;
+	}
+
+	if (sreq) {
+		MPIR_Request_add_ref(sreq);
+	} else {
+		sreq = MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__SEND,
+						     0, 2);
+		MPIR_ERR_CHKANDJUMP(!sreq, mpi_errno, MPIX_ERR_NOREQ,
+				    "**nomemreq");
+		*req_p = sreq;
+	}
+	if (!sreq->comm) {
+		sreq->comm = comm; /* its error handler applies */
+		MPIR_Comm_add_ref(comm);
+	}
+	r = &BIP_REQ(sreq);
+	r->node = node;
+	r->proto = (uint8_t)proto;
+	r->data_sz = data_sz;
+	r->offset = 0;
+	r->pack = NULL;
+	if (dt_contig) {
+		r->data = MPIR_get_contig_ptr(buf, true_lb);
+	} else {
+		r->pack = MPL_malloc(data_sz, MPL_MEM_BUFFER);
+		MPIR_ERR_CHKANDJUMP(!r->pack, mpi_errno, MPI_ERR_OTHER,
+				    "**nomem");
+		mpi_errno = MPIR_Typerep_pack(buf, count, datatype, 0, r->pack,
+					      (MPI_Aint)data_sz, &packed);
+		MPIR_ERR_CHECK(mpi_errno);
+		r->data = r->pack;
+	}
+	rts.h.type = proto == MPIDI_BIP_PROTO_RNDV ? MPIDI_BIP_CTL_RNDV
+						   : MPIDI_BIP_CTL_RTS3;
+	rts.data_sz = data_sz;
+	rts.sreq = (uint64_t)(uintptr_t)sreq;
+	mpi_errno = MPIDI_BIP_ctl_send(node, &rts, sizeof(rts));
+fn_exit:
+	MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+	return mpi_errno;
+fn_fail:
+	goto fn_exit;
+}
+
+static int send_complete(MPIR_Request *sreq)
+{
+	MPIDI_BIP_request_t *r = &BIP_REQ(sreq);
+
+	MPL_free(r->pack);
+	r->pack = NULL;
+	MPIDIU_request_complete(sreq);
+	return MPI_SUCCESS;
+}
+
+/* A three-way message, or a rendezvous fragment, left: the send completes
+ * with its last byte. */
+static int send_fragment_done(MPIDI_BIP_lsend_t *ls)
+{
+	MPIR_Request *sreq = ls->arg;
+	MPIDI_BIP_request_t *r = &BIP_REQ(sreq);
+
+	r->offset += ls->len;
+	if (r->offset < r->data_sz)
+		return MPI_SUCCESS; /* the next ACK asks for more */
+	return send_complete(sreq);
+}
+
+/* The receiver posted a BIP long receive: send the bytes it asked for. */
+int MPIDI_BIP_send_ack(int node, const MPIDI_BIP_ctl_ack_t *ack)
+{
+	MPIR_Request *sreq = (MPIR_Request *)(uintptr_t)ack->sreq;
+	MPIDI_BIP_request_t *r = &BIP_REQ(sreq);
+
+	if (ack->offset + ack->len > r->data_sz)
+		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+					    __func__, __LINE__, MPI_ERR_OTHER,
+					    "**bipproto", "**bipproto %d",
+					    node);
+	if (r->data_sz == 0)
+		return send_complete(sreq); /* a zero-byte synchronous send */
+	return MPIDI_BIP_lsend(ack, node, r->data, send_fragment_done,
+				     sreq);
+}
+
+/* Only a rendezvous request the receiver has not matched yet can be
+ * cancelled (a short message is complete, a three-way one is already
+ * landing): ask the receiver, whose CANCEL_REPLY settles it. */
+int MPIDI_BIP_cancel_send(MPIR_Request *sreq)
+{
+	MPIDI_BIP_request_t *r = &BIP_REQ(sreq);
+	MPIDI_BIP_ctl_cancel_t c = {
+		.h.type = MPIDI_BIP_CTL_CANCEL,
+		.sreq = (uint64_t)(uintptr_t)sreq,
+	};
+	int mpi_errno = MPI_SUCCESS;
+
+	MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+	if (!MPIR_Request_is_complete(sreq) &&
+	    r->proto == MPIDI_BIP_PROTO_RNDV && r->offset == 0)
+		mpi_errno = MPIDI_BIP_ctl_send(r->node, &c, sizeof(c));
+	MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+	return mpi_errno;
+}
+
+int MPIDI_BIP_send_cancelled(int node, const MPIDI_BIP_ctl_cancel_t *c)
+{
+	MPIR_Request *sreq = (MPIR_Request *)(uintptr_t)c->sreq;
+
+	if (!c->cancelled)
+		return MPI_SUCCESS; /* matched: the send goes on */
+	MPIR_STATUS_SET_CANCEL_BIT(sreq->status, TRUE);
+	return send_complete(sreq);
+}

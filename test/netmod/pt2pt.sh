@@ -1,0 +1,70 @@
+#!/bin/sh
+# Native point-to-point of the bip netmod: test_pt2pt (every protocol at its
+# switch points, wildcards, probe, cancel, an isend storm, all-to-all) with
+# the default CVARs on 1, 2 and 4 ranks, then with tiny thresholds and N = 2
+# credits so that every mechanism runs often (the counters printed at
+# finalize must show it); bad settings must fail with a clear error; and
+# MPI_THREAD_MULTIPLE.
+. "$top_srcdir/test/netmod/lib.sh"
+t="$top_srcdir/test/netmod"
+run "$MPICC" -O2 -Wno-stringop-overflow -o "$W/test_pt2pt" "$t/test_pt2pt.c"
+run "$MPICC" -O2 -Wno-stringop-overflow -o "$W/test_threads" "$t/test_threads.c" -lpthread
+
+for n in 1 2 4; do
+	mpirun $n "$W/test_pt2pt"
+	echo "$out" | grep -q "passed on $n ranks" ||
+		{ echo "FAILED: test_pt2pt on $n ranks"; exit 1; }
+done
+
+# counter NAME: every rank's value of a counter printed at finalize.
+counter() {
+	echo "$out" | sed -n "s/.*[ ,(]$1 \([0-9]*\).*/\1/p"
+}
+# positive NAME: every rank counted some.
+positive() {
+	v=$(counter "$1")
+	[ -n "$v" ] && ! echo "$v" | grep -qx 0 ||
+		{ echo "FAILED: '$1' is not counted on every rank: $v"; exit 1; }
+}
+
+# Tiny thresholds: many fragments; two credits per peer; four BIP tags, so
+# medium messages wait in the receive FIFO.
+MPIR_CVAR_CH4_BIP_SHORT_LIMIT=100 MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD=2000 \
+MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE=700 MPIR_CVAR_CH4_BIP_CREDITS=2 \
+MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 BIP_LONG_TAGS=4 \
+	mpirun 3 "$W/test_pt2pt" 3000
+echo "$out" | grep -q "passed on 3 ranks" ||
+	{ echo "FAILED: test_pt2pt with tiny thresholds"; exit 1; }
+for c in short three-way rendezvous synchronous fragments credits-only \
+	unexpected "send FIFO max" "receive FIFO max" \
+	"active messages inline" announced; do
+	positive "$c"
+done
+echo "$out" | grep -q "(N=2)" || { echo "FAILED: N is not 2"; exit 1; }
+# Credits keep BIP's queue from overflowing: no NACK, no overflow.
+for c in "small-queue overflows" "NACKs"; do
+	v=$(counter "$c")
+	echo "$v" | grep -qvx 0 && { echo "FAILED: $c: $v"; exit 1; }
+done
+
+# Settings MPI cannot run with: a clear error at start-up, no hang.
+fails() { # RANKS EXPECTED-TEXT ENV...
+	np=$1 want=$2; shift 2
+	echo "+ $* mpiexec -n $np test_pt2pt (must fail)"
+	out=$(env "$@" timeout 60 "$MPIEXEC" -n $np "$W/test_pt2pt" 2>&1) &&
+		{ echo "$out"; echo "FAILED: $* was accepted"; exit 1; }
+	echo "$out" | grep -q "$want" ||
+		{ echo "$out"; echo "FAILED: no '$want' in the error"; exit 1; }
+}
+fails 2 "MPIR_CVAR_CH4_BIP_CREDITS=1 is out of range" MPIR_CVAR_CH4_BIP_CREDITS=1
+fails 2 "MPIR_CVAR_CH4_BIP_SHORT_LIMIT=5000 is out of range" \
+	MPIR_CVAR_CH4_BIP_SHORT_LIMIT=5000
+fails 4 "does not fit BIP's small-message queue" BIP_SMALL_QUEUE=5
+fails 2 "send FIFO is full" MPIR_CVAR_CH4_BIP_SEND_FIFO_MAX=5 \
+	MPIR_CVAR_CH4_BIP_CREDITS=2
+fails 2 "receive FIFO is full" MPIR_CVAR_CH4_BIP_RECV_FIFO_MAX=1 \
+	BIP_LONG_TAGS=1
+
+mpirun 2 "$W/test_threads" 4 200
+echo "$out" | grep -q "iterations per rank: ok" ||
+	{ echo "FAILED: MPI_THREAD_MULTIPLE"; exit 1; }

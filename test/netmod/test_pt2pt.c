@@ -1,0 +1,458 @@
+/*
+ * test_pt2pt.c - MPI point-to-point through the bip netmod: each protocol
+ * at its switch points (-1/0/+1 byte) with the data checked, received
+ * pre-posted, unexpected, synchronous, non-contiguous and truncated;
+ * wildcards and ordering; probe and matched probe; cancel; a storm of
+ * small and medium isends; a mixed-size all-to-all.
+ *
+ *   test_pt2pt [storm-count]
+ *
+ * The thresholds are read through MPI_T from the netmod's CVARs, so the same
+ * program tests any setting. Any rank count works (with 1, MPICH's own
+ * self path carries everything; with more, messages to oneself are the
+ * netmod's).
+ */
+#include "check.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size, left, right;
+static MPI_Comm errcomm; /* errors returned, not fatal: for truncation */
+
+static unsigned char pattern(long i, int seed)
+{
+	return (unsigned char)(seed * 31 + i * 7 + (i >> 9));
+}
+
+static void fill(unsigned char *b, long n, int seed)
+{
+	for (long i = 0; i < n; i++)
+		b[i] = pattern(i, seed);
+}
+
+static void expect(const unsigned char *b, long n, int seed, const char *what)
+{
+	for (long i = 0; i < n; i++)
+		CHECK(b[i] == pattern(i, seed), "%s: byte %ld of %ld is %d, "
+		      "expected %d", what, i, n, b[i], pattern(i, seed));
+}
+
+static long cvar(const char *name)
+{
+	int idx, count, v;
+	MPI_T_cvar_handle h;
+
+	CHECK(MPI_T_cvar_get_index(name, &idx) == MPI_SUCCESS,
+	      "CVAR %s is not visible through MPI_T", name);
+	MPI_T_cvar_handle_alloc(idx, NULL, &h, &count);
+	MPI_T_cvar_read(h, &v);
+	MPI_T_cvar_handle_free(&h);
+	return v;
+}
+
+/* --- every protocol at its switch points ------------------------------- */
+
+static long sizes[32];
+static int nsizes;
+
+static void add_size(long s)
+{
+	if (s >= 0 && nsizes < 32)
+		sizes[nsizes++] = s;
+}
+
+static void pick_sizes(void)
+{
+	long shrt = cvar("MPIR_CVAR_CH4_BIP_SHORT_LIMIT");
+	long rndv = cvar("MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD");
+	long frag = cvar("MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE");
+	long big = rndv > frag ? rndv : frag;
+
+	add_size(0);
+	add_size(1);
+	add_size(8);   /* rides in BIP's packet header */
+	add_size(9);
+	for (int d = -1; d <= 1; d++) {
+		add_size(shrt + d);
+		add_size(rndv + d);
+		add_size(2 * frag + d);        /* fragment boundaries */
+	}
+	add_size(big + 3 * frag + 5);
+	if (rank == 0)
+		printf("short limit %ld, rendezvous from %ld, fragment %ld: "
+		       "%d sizes\n", shrt, rndv, frag, nsizes);
+}
+
+static void sizes_test(void)
+{
+	for (int k = 0; k < nsizes; k++) {
+		long n = sizes[k];
+		unsigned char *s = malloc(n + 1), *r = malloc(2 * n + 2);
+		MPI_Request rq, sq;
+		MPI_Status st;
+		MPI_Datatype vec;
+		int cnt, flag;
+
+		fill(s, n, rank + k);
+		/* receive posted first */
+		MPI_Irecv(r, (int)n, MPI_BYTE, left, k, MPI_COMM_WORLD, &rq);
+		MPI_Barrier(MPI_COMM_WORLD);
+		MPI_Send(s, (int)n, MPI_BYTE, right, k, MPI_COMM_WORLD);
+		MPI_Wait(&rq, &st);
+		MPI_Get_count(&st, MPI_BYTE, &cnt);
+		CHECK(cnt == n && st.MPI_SOURCE == left && st.MPI_TAG == k,
+		      "posted %ld: count %d source %d tag %d", n, cnt,
+		      st.MPI_SOURCE, st.MPI_TAG);
+		expect(r, n, left + k, "posted");
+
+		/* unexpected: the send first, the receive after a barrier */
+		MPI_Isend(s, (int)n, MPI_BYTE, right, k, MPI_COMM_WORLD, &sq);
+		MPI_Barrier(MPI_COMM_WORLD);
+		memset(r, 0, n + 1);
+		MPI_Recv(r, (int)n, MPI_BYTE, left, k, MPI_COMM_WORLD, &st);
+		MPI_Wait(&sq, MPI_STATUS_IGNORE);
+		expect(r, n, left + k, "unexpected");
+
+		/* synchronous: cannot complete before the receive is posted,
+		 * and the receiver posts it only after the barrier */
+		MPI_Issend(s, (int)n, MPI_BYTE, right, k, MPI_COMM_WORLD, &sq);
+		MPI_Test(&sq, &flag, MPI_STATUS_IGNORE);
+		CHECK(!flag, "Issend of %ld bytes completed "
+		      "before its receive was posted", n);
+		MPI_Barrier(MPI_COMM_WORLD);
+		memset(r, 0, n + 1);
+		MPI_Recv(r, (int)n, MPI_BYTE, left, k, MPI_COMM_WORLD, &st);
+		MPI_Wait(&sq, MPI_STATUS_IGNORE);
+		expect(r, n, left + k, "synchronous");
+
+		/* non-contiguous on both sides: every other byte */
+		if (n > 0 && n < 3000000) {
+			unsigned char *sv = malloc(2 * n), *rv = r;
+
+			for (long i = 0; i < n; i++)
+				sv[2 * i] = s[i];
+			MPI_Type_vector((int)n, 1, 2, MPI_BYTE, &vec);
+			MPI_Type_commit(&vec);
+			memset(rv, 0, 2 * n);
+			MPI_Irecv(rv, 1, vec, left, k, MPI_COMM_WORLD, &rq);
+			MPI_Send(sv, 1, vec, right, k, MPI_COMM_WORLD);
+			MPI_Wait(&rq, &st);
+			MPI_Get_count(&st, MPI_BYTE, &cnt);
+			CHECK(cnt == n, "vector %ld: count %d", n, cnt);
+			for (long i = 0; i < n; i++)
+				CHECK(rv[2 * i] == pattern(i, left + k) &&
+				      (i == n - 1 || rv[2 * i + 1] == 0),
+				      "vector %ld: byte %ld", n, i);
+			MPI_Type_free(&vec);
+			free(sv);
+		}
+
+		/* truncated: an error in the status, nothing else lost */
+		if (n > 0) {
+			int err, cls;
+
+			MPI_Irecv(r, (int)n - 1, MPI_BYTE, left, k, errcomm,
+				  &rq);
+			MPI_Send(s, (int)n, MPI_BYTE, right, k, errcomm);
+			err = MPI_Wait(&rq, &st);
+			MPI_Error_class(err, &cls);
+			CHECK(cls == MPI_ERR_TRUNCATE, "truncating %ld bytes: "
+			      "error class %d", n, cls);
+			expect(r, n - 1, left + k, "truncated");
+		}
+		free(s);
+		free(r);
+	}
+}
+
+/* --- wildcards and order ------------------------------------------------ */
+
+#define WILD_MSGS 40
+
+static long wild_size(int k)
+{
+	return sizes[k % nsizes] % 300000;
+}
+
+static void wildcard_test(void)
+{
+	MPI_Request rq[WILD_MSGS];
+	unsigned char *s[WILD_MSGS];
+
+	if (rank != 0) {
+		for (int k = 0; k < WILD_MSGS; k++) {
+			s[k] = malloc(wild_size(k) + 1);
+			fill(s[k], wild_size(k), rank * 100 + k);
+			MPI_Isend(s[k], (int)wild_size(k), MPI_BYTE, 0, k,
+				  MPI_COMM_WORLD, &rq[k]);
+		}
+		MPI_Waitall(WILD_MSGS, rq, MPI_STATUSES_IGNORE);
+		for (int k = 0; k < WILD_MSGS; k++)
+			free(s[k]);
+	} else {
+		int next[64] = { 0 };
+		unsigned char *r = malloc(300000);
+
+		for (int m = 0; m < (size - 1) * WILD_MSGS; m++) {
+			MPI_Status st;
+			int cnt, src;
+
+			MPI_Recv(r, 300000, MPI_BYTE, MPI_ANY_SOURCE,
+				 MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+			src = st.MPI_SOURCE;
+			MPI_Get_count(&st, MPI_BYTE, &cnt);
+			CHECK(src > 0 && src < size && src < 64, "source %d",
+			      src);
+			/* non-overtaking: each sender's tags in order */
+			CHECK(st.MPI_TAG == next[src], "from %d: tag %d, "
+			      "expected %d", src, st.MPI_TAG, next[src]);
+			CHECK(cnt == wild_size(st.MPI_TAG), "count %d", cnt);
+			expect(r, cnt, src * 100 + st.MPI_TAG, "wildcard");
+			next[src]++;
+		}
+		free(r);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- probe, matched probe ----------------------------------------------- */
+
+static void probe_test(void)
+{
+	for (int k = 0; k < nsizes; k++) {
+		long n = sizes[k] % 3000000;
+		unsigned char *s = malloc(n + 1), *r;
+		MPI_Request sq, rq;
+		MPI_Message msg;
+		MPI_Status st;
+		int cnt, flag = 0;
+
+		fill(s, n, rank + 7 * k);
+		MPI_Isend(s, (int)n, MPI_BYTE, right, 1000 + k, MPI_COMM_WORLD,
+			  &sq);
+		switch (k % 3) {
+		case 0: /* blocking probe, then a receive */
+			MPI_Probe(MPI_ANY_SOURCE, 1000 + k, MPI_COMM_WORLD, &st);
+			MPI_Get_count(&st, MPI_BYTE, &cnt);
+			CHECK(cnt == n && st.MPI_SOURCE == left,
+			      "probe %ld: count %d from %d", n, cnt,
+			      st.MPI_SOURCE);
+			r = malloc(cnt + 1);
+			MPI_Recv(r, cnt, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG,
+				 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			break;
+		case 1: /* Iprobe loop, then Mprobe + Mrecv */
+			while (!flag)
+				MPI_Iprobe(left, MPI_ANY_TAG, MPI_COMM_WORLD,
+					   &flag, &st);
+			CHECK(st.MPI_TAG == 1000 + k, "iprobe tag %d",
+			      st.MPI_TAG);
+			MPI_Mprobe(left, 1000 + k, MPI_COMM_WORLD, &msg, &st);
+			MPI_Get_count(&st, MPI_BYTE, &cnt);
+			CHECK(cnt == n, "mprobe %ld: count %d", n, cnt);
+			r = malloc(cnt + 1);
+			MPI_Mrecv(r, cnt, MPI_BYTE, &msg, &st);
+			break;
+		default: /* Improbe loop + Imrecv */
+			while (!flag)
+				MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG,
+					    MPI_COMM_WORLD, &flag, &msg, &st);
+			MPI_Get_count(&st, MPI_BYTE, &cnt);
+			CHECK(cnt == n && st.MPI_TAG == 1000 + k,
+			      "improbe %ld: count %d tag %d", n, cnt,
+			      st.MPI_TAG);
+			r = malloc(cnt + 1);
+			MPI_Imrecv(r, cnt, MPI_BYTE, &msg, &rq);
+			MPI_Wait(&rq, &st);
+			break;
+		}
+		expect(r, n, left + 7 * k, "probed");
+		MPI_Wait(&sq, MPI_STATUS_IGNORE);
+		free(r);
+		free(s);
+		MPI_Barrier(MPI_COMM_WORLD);
+	}
+}
+
+/* --- cancel ---------------------------------------------------------------- */
+
+static void cancel_test(void)
+{
+	MPI_Request rq, sq;
+	MPI_Status st;
+	int cancelled, n = (int)sizes[nsizes - 1];
+	unsigned char *s = malloc(n), *r = malloc(n);
+
+	/* A receive nobody matches is cancelled. */
+	MPI_Irecv(r, 1, MPI_BYTE, left, 77777, MPI_COMM_WORLD, &rq);
+	MPI_Cancel(&rq);
+	MPI_Wait(&rq, &st);
+	MPI_Test_cancelled(&st, &cancelled);
+	CHECK(cancelled, "an unmatched receive was not cancelled");
+
+	/* A rendezvous send nobody received yet is cancelled: the receiver
+	 * posts nothing until the barrier. */
+	fill(s, n, rank);
+	MPI_Isend(s, n, MPI_BYTE, right, 77778, MPI_COMM_WORLD, &sq);
+	MPI_Cancel(&sq);
+	MPI_Wait(&sq, &st);
+	MPI_Test_cancelled(&st, &cancelled);
+	CHECK(cancelled, "an unmatched rendezvous send was not cancelled");
+
+	/* A short send is complete at once: cancelling it fails, and the
+	 * message must arrive. (MPICH's own path for a communicator of one
+	 * rank may cancel it: then it must not arrive.) */
+	MPI_Isend(s, 5, MPI_BYTE, right, 77778, MPI_COMM_WORLD, &sq);
+	MPI_Cancel(&sq);
+	MPI_Wait(&sq, &st);
+	MPI_Test_cancelled(&st, &cancelled);
+	CHECK(!cancelled || size == 1, "a completed send was cancelled");
+	MPI_Sendrecv_replace(&cancelled, 1, MPI_INT, right, 77779, left, 77779,
+			     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (!cancelled) {
+		MPI_Recv(r, n, MPI_BYTE, left, 77778, MPI_COMM_WORLD, &st);
+		MPI_Get_count(&st, MPI_BYTE, &cancelled);
+		CHECK(cancelled == 5, "after the cancel: %d bytes", cancelled);
+		expect(r, 5, left, "uncancelled send");
+	}
+	MPI_Iprobe(left, 77778, MPI_COMM_WORLD, &cancelled, &st);
+	CHECK(!cancelled, "a cancelled message arrived");
+	free(s);
+	free(r);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- a storm of isends ------------------------------------------------- */
+
+static void storm_test(int count)
+{
+	long medium = cvar("MPIR_CVAR_CH4_BIP_SHORT_LIMIT") + 1;
+	int npeers = size, total = npeers * count;
+	MPI_Request *rq = malloc(sizeof(*rq) * 2 * total);
+	unsigned char *s = malloc(medium), *r = malloc(medium * total);
+
+	fill(s, medium, rank);
+	/* Every rank floods every rank (itself too); one message in 50 is
+	 * large enough for the three-way protocol. Receives come later. */
+	for (int p = 0; p < npeers; p++)
+		for (int i = 0; i < count; i++) {
+			int len = i % 50 == 49 ? (int)medium : 4;
+
+			MPI_Isend(s, len, MPI_BYTE, p, i, MPI_COMM_WORLD,
+				  &rq[p * count + i]);
+		}
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int p = 0; p < npeers; p++)
+		for (int i = 0; i < count; i++)
+			MPI_Irecv(r + (long)(p * count + i) * medium,
+				  (int)medium, MPI_BYTE, p, i, MPI_COMM_WORLD,
+				  &rq[total + p * count + i]);
+	MPI_Waitall(2 * total, rq, MPI_STATUSES_IGNORE);
+	for (int p = 0; p < npeers; p++)
+		for (int i = 0; i < count; i++)
+			expect(r + (long)(p * count + i) * medium,
+			       i % 50 == 49 ? medium : 4, p, "storm");
+	free(rq);
+	free(s);
+	free(r);
+}
+
+/* --- mixed-size all-to-all --------------------------------------------- */
+
+static void alltoall_test(void)
+{
+	int *sc = malloc(4 * size * sizeof(int)), *sd = sc + size,
+	    *rc = sd + size, *rd = rc + size;
+	long stot = 0, rtot = 0;
+	unsigned char *s, *r;
+
+	for (int p = 0; p < size; p++) {
+		sc[p] = (int)sizes[(rank + 3 * p) % nsizes] % 700000;
+		rc[p] = (int)sizes[(p + 3 * rank) % nsizes] % 700000;
+		sd[p] = (int)stot;
+		rd[p] = (int)rtot;
+		stot += sc[p];
+		rtot += rc[p];
+	}
+	s = malloc(stot + 1);
+	r = malloc(rtot + 1);
+	for (int p = 0; p < size; p++)
+		fill(s + sd[p], sc[p], rank * 1000 + p);
+	MPI_Alltoallv(s, sc, sd, MPI_BYTE, r, rc, rd, MPI_BYTE,
+		      MPI_COMM_WORLD);
+	for (int p = 0; p < size; p++)
+		expect(r + rd[p], rc[p], p * 1000 + rank, "alltoallv");
+	free(s);
+	free(r);
+	free(sc);
+}
+
+/* --- one-sided: MPIDIG's active messages, inline and announced ------- */
+
+static void rma_test(void)
+{
+	long n = 3 * cvar("MPIR_CVAR_CH4_BIP_SHORT_LIMIT") + 4096;
+	unsigned char *base = calloc(2 * n, 1), *s = malloc(n), *g = malloc(n);
+	MPI_Win win;
+
+	MPI_Win_create(base, 2 * n, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+	fill(s, n, rank);
+	MPI_Win_fence(0, win);
+	MPI_Put(s, 16, MPI_BYTE, right, 0, 16, MPI_BYTE, win);
+	MPI_Put(s, (int)n, MPI_BYTE, right, n, (int)n, MPI_BYTE, win);
+	MPI_Win_fence(0, win);
+	expect(base, 16, left, "small put");
+	expect(base + n, n, left, "large put");
+	MPI_Get(g, (int)n, MPI_BYTE, left, n, (int)n, MPI_BYTE, win);
+	MPI_Win_fence(0, win);
+	/* left's window holds what left's left put there */
+	expect(g, n, (left + size - 1) % size, "get");
+	MPI_Win_free(&win);
+	free(base);
+	free(s);
+	free(g);
+}
+
+int main(int argc, char **argv)
+{
+	int provided, storm = argc > 1 ? atoi(argv[1]) : 2000;
+
+	MPI_Init(&argc, &argv);
+	MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	MPI_Comm_dup(MPI_COMM_WORLD, &errcomm);
+	MPI_Comm_set_errhandler(errcomm, MPI_ERRORS_RETURN);
+	left = (rank + size - 1) % size;
+	right = (rank + 1) % size;
+	pick_sizes();
+	sizes_test();
+	if (rank == 0)
+		printf("sizes: ok\n");
+	wildcard_test();
+	if (rank == 0)
+		printf("wildcards: ok\n");
+	probe_test();
+	if (rank == 0)
+		printf("probe: ok\n");
+	cancel_test();
+	if (rank == 0)
+		printf("cancel: ok\n");
+	storm_test(storm);
+	if (rank == 0)
+		printf("storm: ok\n");
+	alltoall_test();
+	if (rank == 0)
+		printf("alltoallv: ok\n");
+	rma_test();
+	if (rank == 0)
+		printf("rma: ok\n");
+	MPI_Comm_free(&errcomm);
+	MPI_T_finalize();
+	MPI_Finalize();
+	if (rank == 0)
+		printf("all point-to-point tests passed on %d ranks\n", size);
+	return 0;
+}
