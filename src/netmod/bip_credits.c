@@ -160,6 +160,11 @@ static int send_credits(int node, MPIDI_BIP_peer_t *p)
 	rc = ctl_post(node, p, &msg, sizeof(msg));
 	if (rc == 0)
 		g->cnt.credits_only++;
+	if (rc == -BIP_EPEERGONE) {
+		/* It closed after sending: nothing will use the credits. */
+		p->owed = 0;
+		rc = 0;
+	}
 	return rc;
 }
 

@@ -285,10 +285,11 @@ int MPIDI_BIP_mpi_finalize_hook(void)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 
-	MPIR_Assert(!g->lsends && !g->rfifo_head);
-	/* Control messages still queued must reach their peers first. */
-	while (g->sfifo_peers || g->credits_due)
-		MPIDI_BIP_progress(0, 0);
+	/* What is still queued must reach its peers first (a send whose
+	 * request was freed may still be on its way). */
+	while (g->sfifo_peers || g->credits_due || g->lsends)
+		if (MPIDI_BIP_progress(0, 0) != MPI_SUCCESS)
+			break;
 	if (MPIR_CVAR_CH4_BIP_PRINT_COUNTERS)
 		print_counters(g);
 	bip_close(g->ep);

@@ -30,7 +30,6 @@ typedef struct MPIDI_BIP_request {
 	int rank, tag;       /* receive: what to match; send: dest, tag */
 	uint16_t ctx;        /* context id */
 	uint8_t proto;       /* enum MPIDI_BIP_proto */
-	uint8_t sync;        /* synchronous send */
 	void *pack;          /* packed send data, or receive bounce buffer */
 	const void *data;    /* send: what goes on the wire */
 	uint64_t data_sz;    /* bytes of the message */

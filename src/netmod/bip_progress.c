@@ -18,13 +18,23 @@ int MPIDI_BIP_error(int rc, const char *what)
 				    "**bipfail %s %s", what, bip_strerror(rc));
 }
 
-/* Is a control message of len bytes well formed? (It may come from a
- * broken or hostile peer: its sizes are checked before any is used.) */
-static bool ctl_valid(const MPIDI_BIP_ctl_t *h, size_t len)
+static bool am_handler_valid(const MPIDI_BIP_ctl_am_t *am)
+{
+	return am->handler_id < MPIDIG_HANDLER_STATIC_MAX &&
+	       MPIDIG_global.target_msg_cbs[am->handler_id];
+}
+
+/* Is a control message of len bytes from node well formed? Sizes,
+ * handlers and credits are checked before any is used, so a corrupt or
+ * mismatched peer gives an error, not a crash. Request ids in answers are
+ * trusted: BIP delivers only this job's packets, sent by this build. */
+static bool ctl_valid(int node, const MPIDI_BIP_ctl_t *h, size_t len)
 {
 	const MPIDI_BIP_ctl_am_t *am = (const void *)h;
+	const MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 
-	if (len < sizeof(*h))
+	if (len < sizeof(*h) ||
+	    g->peers[node].credits + h->credits > g->ncredits)
 		return false;
 	switch (h->type) {
 	case MPIDI_BIP_CTL_CREDITS:
@@ -41,12 +51,11 @@ static bool ctl_valid(const MPIDI_BIP_ctl_t *h, size_t len)
 	case MPIDI_BIP_CTL_CANCEL_REPLY:
 		return len == sizeof(MPIDI_BIP_ctl_cancel_t);
 	case MPIDI_BIP_CTL_AM:
-		return len >= sizeof(*am) &&
-		       am->handler_id < MPIDIG_HANDLER_STATIC_MAX &&
-		       len - sizeof(*am) == am->am_hdr_sz + am->data_sz;
+		return len >= sizeof(*am) && am_handler_valid(am) &&
+		       am->am_hdr_sz <= len - sizeof(*am) &&
+		       am->data_sz == len - sizeof(*am) - am->am_hdr_sz;
 	case MPIDI_BIP_CTL_AM_RTS:
-		return len >= sizeof(*am) &&
-		       am->handler_id < MPIDIG_HANDLER_STATIC_MAX &&
+		return len >= sizeof(*am) && am_handler_valid(am) &&
 		       len - sizeof(*am) == am->am_hdr_sz;
 	}
 	return false;
@@ -57,7 +66,7 @@ static int dispatch(int node, const void *msg, size_t len)
 {
 	const MPIDI_BIP_ctl_t *h = msg;
 
-	if (!ctl_valid(h, len))
+	if (!ctl_valid(node, h, len))
 		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
 					    __func__, __LINE__, MPI_ERR_OTHER,
 					    "**bipproto", "**bipproto %d",
@@ -143,12 +152,14 @@ int MPIDI_BIP_progress(int vci, int blocking)
 	mpi_errno = MPIDI_BIP_long_progress(&progress);
 	MPIR_ERR_CHECK(mpi_errno);
 	/* MPICH polls in a loop: after a while with nothing to do, give the
-	 * core away - yield, then sleep on BIP's doorbell until traffic. */
+	 * core away - yield, then sleep on BIP's doorbell until traffic. Not
+	 * with threads: the sleeper would hold MPICH's lock. */
 	if (progress) {
 		g->idle = 0;
 	} else if (++g->idle > g->spin_polls) {
-		bip_idle_wait(g->ep, g->idle > g->yield_polls ? 1000 : 0);
-		if (g->idle <= g->yield_polls)
+		if (g->idle > g->yield_polls && !MPIR_ThreadInfo.isThreaded)
+			bip_idle_wait(g->ep, 1000);
+		else
 			sched_yield();
 	}
 fn_exit:

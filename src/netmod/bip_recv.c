@@ -411,26 +411,18 @@ int MPIDI_BIP_irecv(void *buf, MPI_Aint count, MPI_Datatype datatype,
 		    int rank, int tag, MPIR_Comm *comm, int context_offset,
 		    MPIR_Request **req_p)
 {
-	MPIR_Request *rreq = *req_p;
+	MPIR_Request *rreq;
 	MPIDI_BIP_unexp_t *u;
 	uint16_t ctx = (uint16_t)(comm->recvcontext_id + context_offset);
 	int mpi_errno = MPI_SUCCESS;
 
 	MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
-	if (rreq) {
-		MPIR_Request_add_ref(rreq);
-	} else {
-		rreq = MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__RECV,
-						     0, 2);
-		MPIR_ERR_CHKANDJUMP(!rreq, mpi_errno, MPIX_ERR_NOREQ,
-				    "**nomemreq");
-	}
+	rreq = MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__RECV, 0, 2);
+	MPIR_ERR_CHKANDJUMP(!rreq, mpi_errno, MPIX_ERR_NOREQ, "**nomemreq");
 	*req_p = rreq;
 	recv_init(rreq, buf, count, datatype);
-	if (!rreq->comm) {
-		rreq->comm = comm; /* its error handler applies */
-		MPIR_Comm_add_ref(comm);
-	}
+	rreq->comm = comm; /* its error handler applies */
+	MPIR_Comm_add_ref(comm);
 	u = unexp_find(ctx, rank, tag, true);
 	if (u) {
 		mpi_errno = take_unexp(rreq, u);
@@ -491,7 +483,7 @@ int MPIDI_BIP_iprobe(int source, int tag, MPIR_Comm *comm,
 	int mpi_errno = MPI_SUCCESS;
 
 	MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
-	u = unexp_find(ctx, source, tag, message_p != NULL);
+	u = unexp_find(ctx, source, tag, false);
 	*flag = u != NULL;
 	if (!u)
 		goto fn_exit;
@@ -499,13 +491,17 @@ int MPIDI_BIP_iprobe(int source, int tag, MPIR_Comm *comm,
 		status->MPI_SOURCE = u->rank;
 		status->MPI_TAG = u->tag;
 		MPIR_STATUS_SET_COUNT(*status, (MPI_Aint)u->data_sz);
+		MPIR_STATUS_SET_CANCEL_BIT(*status, FALSE);
 	}
 	if (message_p) {
+		/* The request first: the message leaves the queue only once
+		 * it has a home. */
 		MPIR_Request *m = MPIR_Request_create_from_pool(
 			MPIR_REQUEST_KIND__MPROBE, 0, 2);
 
 		MPIR_ERR_CHKANDJUMP(!m, mpi_errno, MPIX_ERR_NOREQ,
 				    "**nomemreq");
+		unexp_find(ctx, source, tag, true);
 		BIP_REQ(m).unexp = u;
 		m->comm = comm;
 		MPIR_Comm_add_ref(comm);

@@ -47,7 +47,7 @@ int MPIDI_BIP_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
 	size_t data_sz;
 	MPI_Aint true_lb, packed;
 	MPIR_Datatype *dt_ptr;
-	MPIR_Request *sreq = *req_p;
+	MPIR_Request *sreq;
 	MPIDI_BIP_request_t *r;
 	MPIDI_BIP_ctl_rts_t rts = {
 		.h.ctx = (uint16_t)(comm->context_id + context_offset),
@@ -79,27 +79,15 @@ int MPIDI_BIP_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
 		mpi_errno = send_short(node, &rts.h, buf, count, datatype,
 				       data_sz, dt_contig, true_lb);
 		MPIR_ERR_CHECK(mpi_errno);
-		if (sreq)
-			MPIR_cc_set(&sreq->cc, 0);
-		else
-			*req_p = MPIR_Request_create_complete(
-				MPIR_REQUEST_KIND__SEND);
+		*req_p = MPIR_Request_create_complete(MPIR_REQUEST_KIND__SEND);
 		goto fn_exit;
 	}
 
-	if (sreq) {
-		MPIR_Request_add_ref(sreq);
-	} else {
-		sreq = MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__SEND,
-						     0, 2);
-		MPIR_ERR_CHKANDJUMP(!sreq, mpi_errno, MPIX_ERR_NOREQ,
-				    "**nomemreq");
-		*req_p = sreq;
-	}
-	if (!sreq->comm) {
-		sreq->comm = comm; /* its error handler applies */
-		MPIR_Comm_add_ref(comm);
-	}
+	sreq = MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__SEND, 0, 2);
+	MPIR_ERR_CHKANDJUMP(!sreq, mpi_errno, MPIX_ERR_NOREQ, "**nomemreq");
+	*req_p = sreq;
+	sreq->comm = comm; /* its error handler applies */
+	MPIR_Comm_add_ref(comm);
 	r = &BIP_REQ(sreq);
 	r->node = node;
 	r->proto = (uint8_t)proto;

@@ -39,7 +39,6 @@ enum MPIDI_BIP_ctl_type {
 	MPIDI_BIP_CTL_AM,
 	MPIDI_BIP_CTL_AM_RTS,
 	MPIDI_BIP_CTL_AM_CTS,
-	MPIDI_BIP_CTL_NTYPES
 };
 
 /* 16 bytes: a SHORT message with 8 bytes of data fits BIP's inline header. */

@@ -6,6 +6,11 @@
  * small and medium isends; a mixed-size all-to-all.
  *
  *   test_pt2pt [storm-count]
+ *   test_pt2pt flood     rank 1 sends to rank 0 until a send is refused
+ *                        (MPIR_CVAR_CH4_BIP_SEND_FIFO_MAX), prints why,
+ *                        then every message sent is received
+ *   test_pt2pt late      rank 1 sends one message and finalizes; rank 0
+ *                        receives it 2 s later, its sender long gone
  *
  * The thresholds are read through MPI_T from the netmod's CVARs, so the same
  * program tests any setting. Any rank count works (with 1, MPICH's own
@@ -16,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int rank, size, left, right;
 static MPI_Comm errcomm; /* errors returned, not fatal: for truncation */
@@ -415,9 +421,60 @@ static void rma_test(void)
 	free(g);
 }
 
+/* Rank 1 floods rank 0, which is busy elsewhere, until a send is refused;
+ * nothing sent before the refusal may be lost. */
+static void flood_test(void)
+{
+	char msg[MPI_MAX_ERROR_STRING], buf[8] = { 0 };
+	int sent = 0, err = MPI_SUCCESS, len;
+	MPI_Request rq;
+
+	if (rank == 1) {
+		while (sent < 100000 && err == MPI_SUCCESS) {
+			err = MPI_Isend(buf, 8, MPI_BYTE, 0, 5, errcomm, &rq);
+			if (err == MPI_SUCCESS) {
+				MPI_Request_free(&rq);
+				sent++;
+			}
+		}
+		MPI_Error_string(err, msg, &len);
+		printf("send %d refused: %s\n", sent + 1,
+		       err ? msg : "(never)");
+		/* The program recovers: progress drains the FIFO. */
+		while (MPI_Send(&sent, 1, MPI_INT, 0, 6, errcomm) != MPI_SUCCESS)
+			MPI_Iprobe(0, 99, errcomm, &len, MPI_STATUS_IGNORE);
+	} else if (rank == 0) {
+		MPI_Recv(&sent, 1, MPI_INT, 1, 6, errcomm, MPI_STATUS_IGNORE);
+		for (int i = 0; i < sent; i++)
+			MPI_Recv(buf, 8, MPI_BYTE, 1, 5, errcomm,
+				 MPI_STATUS_IGNORE);
+		printf("%d messages sent before the refusal arrived\n", sent);
+	}
+}
+
+/* A message consumed after its sender left must still be delivered, its
+ * credit return notwithstanding (with N = 2 every message forces one). */
+static void late_test(void)
+{
+	char buf[8] = "late";
+
+	if (rank == 1) {
+		MPI_Send(buf, 8, MPI_BYTE, 0, 7, MPI_COMM_WORLD);
+	} else if (rank == 0) {
+		sleep(2);
+		memset(buf, 0, sizeof(buf));
+		MPI_Recv(buf, 8, MPI_BYTE, 1, 7, MPI_COMM_WORLD,
+			 MPI_STATUS_IGNORE);
+		CHECK(strcmp(buf, "late") == 0, "late message: '%s'", buf);
+		printf("late message received\n");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int provided, storm = argc > 1 ? atoi(argv[1]) : 2000;
+	int flood = argc > 1 && strcmp(argv[1], "flood") == 0;
+	int late = argc > 1 && strcmp(argv[1], "late") == 0;
 
 	MPI_Init(&argc, &argv);
 	MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
@@ -427,6 +484,15 @@ int main(int argc, char **argv)
 	MPI_Comm_set_errhandler(errcomm, MPI_ERRORS_RETURN);
 	left = (rank + size - 1) % size;
 	right = (rank + 1) % size;
+	if (flood || late) {
+		if (flood)
+			flood_test();
+		else
+			late_test();
+		MPI_Comm_free(&errcomm);
+		MPI_Finalize();
+		return 0;
+	}
 	pick_sizes();
 	sizes_test();
 	if (rank == 0)
