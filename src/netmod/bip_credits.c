@@ -201,15 +201,19 @@ fn_fail:
 	goto fn_exit;
 }
 
-/* Send what the FIFOs hold, as far as credits and BIP's slots allow. */
+/* Send what the FIFOs hold, as far as credits and BIP's slots allow; the
+ * scan starts one peer further each time, so no peer waits behind another
+ * for BIP's send slots. */
 int MPIDI_BIP_send_fifo_drain(int *progress)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
-	int mpi_errno = MPI_SUCCESS, rc;
+	int mpi_errno = MPI_SUCCESS, rc, n = MPIR_Process.size;
 
 	if (!g->sfifo_peers && !g->credits_due)
 		return MPI_SUCCESS;
-	for (int node = 0; node < MPIR_Process.size; node++) {
+	g->sfifo_next = (g->sfifo_next + 1) % n;
+	for (int i = 0; i < n; i++) {
+		int node = (g->sfifo_next + i) % n;
 		MPIDI_BIP_peer_t *p = &g->peers[node];
 
 		if (p->credits_due) {

@@ -109,7 +109,6 @@ int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
 					    __func__, __LINE__, MPI_ERR_OTHER,
 					    "**nomem", 0);
 	*ls = (MPIDI_BIP_lsend_t){
-		.next = MPIDI_BIP_global.lsends,
 		.node = node,
 		.tag = (int)ack->bip_tag,
 		.src = (const char *)src + ack->offset,
@@ -117,7 +116,11 @@ int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
 		.complete = complete,
 		.arg = arg,
 	};
-	MPIDI_BIP_global.lsends = ls;
+	/* In order: BIP's send slots go to the oldest first. */
+	if (!MPIDI_BIP_global.lsends)
+		MPIDI_BIP_global.lsends_tail = &MPIDI_BIP_global.lsends;
+	*MPIDI_BIP_global.lsends_tail = ls;
+	MPIDI_BIP_global.lsends_tail = &ls->next;
 	return MPI_SUCCESS;
 }
 
@@ -163,6 +166,8 @@ static int poll_lsends(int *progress)
 			continue;
 		}
 		*link = ls->next;
+		if (!ls->next)
+			g->lsends_tail = link;
 		(*progress)++;
 		mpi_errno = ls->complete(ls);
 		MPL_free(ls);

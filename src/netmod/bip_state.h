@@ -176,6 +176,7 @@ typedef struct {
 	/* control messages */
 	MPIDI_BIP_peer_t *peers;
 	unsigned sfifo_peers;           /* peers with a non-empty send FIFO */
+	int sfifo_next;                 /* where the next drain starts */
 	unsigned credits_due;           /* peers owed a credits-only message */
 	MPIDI_BIP_ctlq_t *self_head, *self_tail; /* messages to ourselves */
 	/* matching */
@@ -186,7 +187,7 @@ typedef struct {
 	MPIDI_BIP_lrecv_t **tag_owner;  /* receive per BIP tag; NULL: free */
 	unsigned nlrecvs;               /* tags owned */
 	MPIDI_BIP_lrecv_t *rfifo_head, *rfifo_tail;
-	MPIDI_BIP_lsend_t *lsends;
+	MPIDI_BIP_lsend_t *lsends, **lsends_tail; /* oldest first */
 	unsigned idle;                  /* progress calls with nothing done */
 	unsigned spin_polls;            /* ...before yielding the core */
 	unsigned yield_polls;           /* ...before sleeping on the doorbell */
