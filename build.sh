@@ -22,9 +22,10 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # (gfortran for mpif.h and 'use mpi', hwloc, python3 and patch for the
 # netmod's generator step, ccache to make rebuilds cheap, xz for the source
 # archive); Debian's own MPICH, whose Hydra the BIP tests launch with and
-# which the MPI benchmark compares against.
+# which the MPI benchmark compares against (libmpich-dev: its mpi.h, which
+# mpicc.mpich needs).
 packages="build-essential autoconf automake libtool pkg-config gfortran
-	libhwloc-dev python3 patch ccache xz-utils mpich"
+	libhwloc-dev python3 patch ccache xz-utils mpich libmpich-dev"
 
 install_packages() {
 	[ "${NO_APT:-0}" = 1 ] && return 0

@@ -57,7 +57,8 @@ while read -r t np; do
 	case ",$dirs," in *",${t%%/*},"*) ;; *) continue ;; esac
 	make -C "${t%%/*}" "${t#*/}" >/dev/null 2>&1 ||
 		{ echo "UNEXPECTED FAILURE: cannot build $t"; fail=$((fail + 1)); continue; }
-	o=$(cd "${t%%/*}" && timeout "$MPITEST_TIMEOUT" "$prefix/bin/mpiexec" -n "$np" "./${t#*/}" 2>&1)
+	# stdin from /dev/null: mpiexec forwards stdin, and would eat the list.
+	o=$(cd "${t%%/*}" && timeout "$MPITEST_TIMEOUT" "$prefix/bin/mpiexec" -n "$np" "./${t#*/}" </dev/null 2>&1)
 	if echo "$o" | grep -q "No Errors"; then
 		full=$((full + 1))
 	else
