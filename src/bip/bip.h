@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,6 +52,7 @@ enum bip_error {
 	BIP_ECARD,    /* malformed or foreign business card */
 	BIP_ESTATE,   /* call not valid in this state (e.g. node not connected) */
 	BIP_ENOREQ,   /* request handle not in use */
+	BIP_ENOTREADY,/* ready-mode send: no receive was posted on the tag */
 	BIP_NERRORS
 };
 
@@ -121,6 +123,13 @@ int bip_limits(const bip_ep_t *ep, struct bip_limits *limits);
 int bip_send(bip_ep_t *ep, int node, const void *buf, size_t len);
 int bip_send_try(bip_ep_t *ep, int node, const void *buf, size_t len);
 
+/* The same, the message gathered from iovcnt pieces (a header and a
+ * payload, say) without assembling it first; at most BIP_SMALL_MAX bytes
+ * in all. */
+int bip_sendv(bip_ep_t *ep, int node, const struct iovec *iov, int iovcnt);
+int bip_sendv_try(bip_ep_t *ep, int node, const struct iovec *iov,
+		  int iovcnt);
+
 /* Take the oldest small message into buf (cap bytes; -BIP_ETOOLONG and the
  * message stays queued if it does not fit). bip_recv waits; bip_recv_try
  * returns -BIP_EAGAIN when the queue is empty. Returns the length. */
@@ -132,6 +141,10 @@ int bip_recv_try(bip_ep_t *ep, void *buf, size_t cap, struct bip_status *st);
 int bip_peek(bip_ep_t *ep, const void **data, struct bip_status *st);
 int bip_consume(bip_ep_t *ep);
 
+/* bip_peek without driving progress: for a caller that drains the queue
+ * after one bip_poll(). */
+int bip_peek_nopoll(bip_ep_t *ep, const void **data, struct bip_status *st);
+
 /* --- long messages ----------------------------------------------------- */
 
 /* Send len bytes on tag to node; completes once node posted a receive on tag
@@ -139,6 +152,15 @@ int bip_consume(bip_ep_t *ep);
  * in use. */
 int bip_lsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len);
 int bip_ilsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len,
+	       bip_req_t *req);
+
+/* Ready mode: the same, for a sender that knows the receive on tag is
+ * posted already (the receiver said so): the data leaves at once, without
+ * the announcement and its answer. If no receive is posted when it arrives,
+ * the receiver drops it and the send fails with -BIP_ENOTREADY; too long for
+ * the receive, both sides fail with -BIP_ETRUNC. */
+int bip_rsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len);
+int bip_irsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len,
 	       bip_req_t *req);
 
 /* Post a receive of up to cap bytes on tag, from any node. */
@@ -152,6 +174,11 @@ int bip_ilrecv(bip_ep_t *ep, int tag, void *buf, size_t cap, bip_req_t *req);
 int bip_test(bip_ep_t *ep, bip_req_t *req, int *done, struct bip_status *st);
 int bip_wait(bip_ep_t *ep, bip_req_t *req, struct bip_status *st);
 
+/* bip_test without driving progress: for a caller that checks many
+ * requests after one bip_poll(). */
+int bip_test_nopoll(bip_ep_t *ep, bip_req_t *req, int *done,
+		    struct bip_status *st);
+
 /* --- progress ---------------------------------------------------------- */
 
 /* Drive the NIC program once: returns the number of events handled (>= 0),
@@ -162,6 +189,12 @@ int bip_poll(bip_ep_t *ep);
 /* Wait until something happens or timeout_us passes (-1: no limit), with the
  * idle policy of BIP_IDLE (spin, then yield, then block). */
 int bip_idle_wait(bip_ep_t *ep, long timeout_us);
+
+/* The last phase of that policy, at once, for callers that spin and yield
+ * on their own: sleep until a packet may have arrived or timeout_us passed
+ * (at most 100 ms; -1: that much). With BIP_IDLE=yield it yields the core
+ * once instead, with spin it returns at once. Drives no progress. */
+int bip_sleep(bip_ep_t *ep, long timeout_us);
 
 struct bip_counters {
 	uint64_t small_sent, small_received;

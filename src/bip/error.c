@@ -20,6 +20,8 @@ static const char *const messages[BIP_NERRORS] = {
 	[BIP_ECARD] = "malformed or foreign business card",
 	[BIP_ESTATE] = "not valid in this state",
 	[BIP_ENOREQ] = "request not in use",
+	[BIP_ENOTREADY] = "ready-mode send, but no receive was posted on the "
+			  "tag (the message was dropped)",
 };
 
 const char *bip_strerror(int err)

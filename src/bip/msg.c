@@ -71,42 +71,75 @@ int bip_idle_wait(bip_ep_t *ep, long timeout_us)
 	}
 }
 
+int bip_sleep(bip_ep_t *ep, long timeout_us)
+{
+	if (!ep)
+		return -BIP_EINVAL;
+	if (timeout_us < 0 || timeout_us > 100000)
+		timeout_us = 100000;
+	switch (ep->k.idle) {
+	case BIP_IDLE_SPIN:
+		break;
+	case BIP_IDLE_YIELD:
+		sched_yield();
+		break;
+	default:
+		bipfw_block(ep->fw, (unsigned)timeout_us);
+		break;
+	}
+	return 0;
+}
+
 /* --- small messages ---------------------------------------------------- */
 
-static int small_args(const bip_ep_t *ep, int node, const void *buf,
-		      size_t len)
-{
-	if (!ep || (!buf && len))
-		return -BIP_EINVAL;
-	if (len > BIP_SMALL_MAX)
-		return -BIP_ETOOLONG;
-	return bip_check_node(ep, node);
-}
-
-int bip_send_try(bip_ep_t *ep, int node, const void *buf, size_t len)
-{
-	int rc = small_args(ep, node, buf, len);
-
-	if (rc)
-		return rc;
-	rc = bipfw_post_small(ep->fw, node, buf, len);
-	if (rc == -BIP_EAGAIN)
-		bipfw_step(ep->fw); /* acks may free a slot for the retry */
-	else if (!rc)
-		bipfw_step(ep->fw); /* immediate sending */
-	return rc;
-}
-
-int bip_send(bip_ep_t *ep, int node, const void *buf, size_t len)
+int bip_sendv_try(bip_ep_t *ep, int node, const struct iovec *iov,
+		  int iovcnt)
 {
 	int rc;
 
-	while ((rc = bip_send_try(ep, node, buf, len)) == -BIP_EAGAIN)
+	if (!ep || iovcnt < 0 || (!iov && iovcnt))
+		return -BIP_EINVAL;
+	for (int i = 0; i < iovcnt; i++)
+		if (!iov[i].iov_base && iov[i].iov_len)
+			return -BIP_EINVAL;
+	rc = bip_check_node(ep, node);
+	if (rc)
+		return rc;
+	rc = bipfw_post_small(ep->fw, node, iov, iovcnt);
+	if (!rc)
+		bipfw_tx_kick(ep->fw, node); /* immediate sending */
+	else if (rc == -BIP_EAGAIN)
+		bipfw_step(ep->fw); /* acks may free a slot for the retry */
+	return rc;
+}
+
+int bip_sendv(bip_ep_t *ep, int node, const struct iovec *iov, int iovcnt)
+{
+	int rc;
+
+	while ((rc = bip_sendv_try(ep, node, iov, iovcnt)) == -BIP_EAGAIN)
 		bip_idle_wait(ep, -1);
 	return rc;
 }
 
-int bip_peek(bip_ep_t *ep, const void **data, struct bip_status *st)
+int bip_send_try(bip_ep_t *ep, int node, const void *buf, size_t len)
+{
+	struct iovec iov = { (void *)buf, len };
+
+	return bip_sendv_try(ep, node, &iov, 1);
+}
+
+int bip_send(bip_ep_t *ep, int node, const void *buf, size_t len)
+{
+	struct iovec iov = { (void *)buf, len };
+
+	return bip_sendv(ep, node, &iov, 1);
+}
+
+/* The oldest queued small message; after a turn of the NIC program first
+ * if `poll` and the queue is empty. */
+static int peek(bip_ep_t *ep, const void **data, struct bip_status *st,
+		bool poll)
 {
 	size_t len;
 	int node, err;
@@ -114,7 +147,8 @@ int bip_peek(bip_ep_t *ep, const void **data, struct bip_status *st)
 	if (!ep || !data)
 		return -BIP_EINVAL;
 	if (bipfw_small_peek(ep->fw, data, &len, &node)) {
-		bipfw_step(ep->fw);
+		if (poll)
+			bipfw_step(ep->fw);
 		err = bipfw_take_error(ep->fw);
 		if (err)
 			return err;
@@ -125,6 +159,16 @@ int bip_peek(bip_ep_t *ep, const void **data, struct bip_status *st)
 	if (st)
 		*st = (struct bip_status){ .node = node, .tag = -1, .len = len };
 	return (int)len;
+}
+
+int bip_peek(bip_ep_t *ep, const void **data, struct bip_status *st)
+{
+	return peek(ep, data, st, true);
+}
+
+int bip_peek_nopoll(bip_ep_t *ep, const void **data, struct bip_status *st)
+{
+	return peek(ep, data, st, false);
 }
 
 int bip_consume(bip_ep_t *ep)
@@ -172,8 +216,8 @@ int bip_recv(bip_ep_t *ep, void *buf, size_t cap, struct bip_status *st)
 
 /* --- long messages ------------------------------------------------------ */
 
-int bip_ilsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len,
-	       bip_req_t *req)
+static int post_long(bip_ep_t *ep, int node, int tag, const void *buf,
+		     size_t len, unsigned flags, bip_req_t *req)
 {
 	uint32_t gen;
 	int rc;
@@ -185,15 +229,28 @@ int bip_ilsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len,
 		return rc;
 	if (tag < 0 || (unsigned)tag >= ep->k.long_tags)
 		return -BIP_ETAG;
-	rc = bipfw_post_long(ep->fw, node, (uint32_t)tag, buf, len, &gen);
+	rc = bipfw_post_long(ep->fw, node, (uint32_t)tag, buf, len, flags,
+			     &gen);
 	if (rc < 0) {
 		if (rc == -BIP_EAGAIN)
 			bipfw_step(ep->fw);
 		return rc;
 	}
 	*req = (bip_req_t){ .id = (uint32_t)rc, .gen = gen };
-	bipfw_step(ep->fw);
+	bipfw_tx_kick(ep->fw, node);
 	return 0;
+}
+
+int bip_ilsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len,
+	       bip_req_t *req)
+{
+	return post_long(ep, node, tag, buf, len, 0, req);
+}
+
+int bip_irsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len,
+	       bip_req_t *req)
+{
+	return post_long(ep, node, tag, buf, len, BIPFW_LONG_READY, req);
 }
 
 int bip_ilrecv(bip_ep_t *ep, int tag, void *buf, size_t cap, bip_req_t *req)
@@ -236,16 +293,23 @@ static int reap(bip_ep_t *ep, bip_req_t *req, struct bip_status *st)
 	return rc;
 }
 
-int bip_test(bip_ep_t *ep, bip_req_t *req, int *done, struct bip_status *st)
+int bip_test_nopoll(bip_ep_t *ep, bip_req_t *req, int *done,
+		    struct bip_status *st)
 {
 	int rc;
 
 	if (!ep || !req || !done)
 		return -BIP_EINVAL;
-	bipfw_step(ep->fw);
 	rc = reap(ep, req, st);
 	*done = rc != 0;
 	return rc < 0 ? rc : 0;
+}
+
+int bip_test(bip_ep_t *ep, bip_req_t *req, int *done, struct bip_status *st)
+{
+	if (ep)
+		bipfw_step(ep->fw);
+	return bip_test_nopoll(ep, req, done, st);
 }
 
 int bip_wait(bip_ep_t *ep, bip_req_t *req, struct bip_status *st)
@@ -259,14 +323,26 @@ int bip_wait(bip_ep_t *ep, bip_req_t *req, struct bip_status *st)
 	return rc < 0 ? rc : 0;
 }
 
-int bip_lsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len)
+static int send_long(bip_ep_t *ep, int node, int tag, const void *buf,
+		     size_t len, unsigned flags)
 {
 	bip_req_t req;
 	int rc;
 
-	while ((rc = bip_ilsend(ep, node, tag, buf, len, &req)) == -BIP_EAGAIN)
+	while ((rc = post_long(ep, node, tag, buf, len, flags, &req)) ==
+	       -BIP_EAGAIN)
 		bip_idle_wait(ep, -1);
 	return rc ? rc : bip_wait(ep, &req, NULL);
+}
+
+int bip_lsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len)
+{
+	return send_long(ep, node, tag, buf, len, 0);
+}
+
+int bip_rsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len)
+{
+	return send_long(ep, node, tag, buf, len, BIPFW_LONG_READY);
 }
 
 int bip_lrecv(bip_ep_t *ep, int tag, void *buf, size_t cap,

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BIP_WIRE_VERSION 1
+#define BIP_WIRE_VERSION 2
 
 /* Packet types: one list generates the enum and the names used in logs. */
 #define BIP_PKT_TYPES(X)                                                       \
@@ -38,6 +38,12 @@ enum bip_pkt_type {
 #define BIP_PKTF_TRUNC 0x4   /* LONG_CTS: posted buffer too small, cancel */
 #define BIP_PKTF_CSUM 0x8    /* payload checksum in csum is valid */
 #define BIP_PKTF_INLINE 0x10 /* SMALL: payload in the header at 24..47 */
+#define BIP_PKTF_READY 0x20  /* LONG_DATA: ready mode, no RTS/CTS: the
+			      * receiver posted already; total length at 40.
+			      * LONG_CTS: the verdict on a ready message
+			      * (with TRUNC: it did not fit) */
+#define BIP_PKTF_REFUSED 0x40 /* LONG_CTS with READY: no receive was posted;
+			       * the message was dropped */
 
 struct bip_pkt_hdr {
 	uint32_t job_key; /*  0: low 32 bits of the job key */
@@ -56,7 +62,9 @@ struct bip_pkt_hdr {
 			uint64_t offset; /* 32: LONG_DATA: offset; RTS/CTS:
 					  *     total length */
 			uint64_t addr;   /* 40: LONG_CTS: receive buffer
-					  *     address (single copy) */
+					  *     address (single copy);
+					  *     LONG_DATA with READY: total
+					  *     length */
 		};
 		/* 24: SMALL with BIP_PKTF_INLINE: the payload itself, so a
 		 * tiny message is one cache line on the wire. */

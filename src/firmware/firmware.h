@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "bip_wire.h"
 
@@ -90,12 +91,21 @@ bool bipfw_sends_drained(const struct bipfw *fw);
 
 /* --- host interface: sends --------------------------------------------- */
 
-/* Small send: copied at once; -BIP_EAGAIN when no send slot is free. */
-int bipfw_post_small(struct bipfw *fw, int peer, const void *buf, size_t len);
+/* Small send, gathered from iov: copied at once; -BIP_EAGAIN when no send
+ * slot is free. */
+int bipfw_post_small(struct bipfw *fw, int peer, const struct iovec *iov,
+		     int iovcnt);
 
-/* Long send: returns the slot (>= 0) used as a request id. */
+/* Immediate sending: put on the link what waits for one peer, now. */
+void bipfw_tx_kick(struct bipfw *fw, int peer);
+
+/* Long send: returns the slot (>= 0) used as a request id. With
+ * BIPFW_LONG_READY the data goes at once, without RTS/CTS, because the
+ * caller knows the receive on tag is posted; the receiver's verdict (done,
+ * truncated, or refused for want of a receive) completes it. */
+#define BIPFW_LONG_READY 0x1
 int bipfw_post_long(struct bipfw *fw, int peer, uint32_t tag, const void *buf,
-		    size_t len, uint32_t *gen_p);
+		    size_t len, unsigned flags, uint32_t *gen_p);
 
 /* Long receive on tag, from any node. */
 int bipfw_post_lrecv(struct bipfw *fw, uint32_t tag, void *buf, size_t cap,

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "nic.h"
 
+/* A free slot for a send to peer, not yet on any list. */
 static int slot_alloc(struct bipfw *fw, int peer)
 {
 	uint16_t i = fw->free_slot;
@@ -23,9 +24,8 @@ static int slot_alloc(struct bipfw *fw, int peer)
 	s->status = 0;
 	s->sent = 0;
 	s->direct = false;
+	s->ready = false;
 	s->raddr = 0;
-	/* Sends to one peer leave in the order they were posted. */
-	BIPFW_LIST_PUSH(&fw->peers[peer].fifo, fw->slots, next, i);
 	return i;
 }
 
@@ -61,29 +61,39 @@ static int check_peer(const struct bipfw *fw, int peer)
 	return 0;
 }
 
-int bipfw_post_small(struct bipfw *fw, int peer, const void *buf, size_t len)
+int bipfw_post_small(struct bipfw *fw, int peer, const struct iovec *iov,
+		     int iovcnt)
 {
 	struct bipfw_send *s;
+	size_t len = 0, off = 0;
 	int rc = check_peer(fw, peer);
 
 	if (rc)
 		return rc;
-	if (len > BIP_SMALL_MAX)
-		return -BIP_ETOOLONG;
+	for (int i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len > BIP_SMALL_MAX - len)
+			return -BIP_ETOOLONG;
+		len += iov[i].iov_len;
+	}
 	rc = slot_alloc(fw, peer);
 	if (rc < 0)
 		return rc;
 	s = &fw->slots[rc];
 	s->is_long = false;
 	s->len = len;
-	memcpy(s->copy, buf, len);
+	for (int i = 0; i < iovcnt; i++) {
+		memcpy(s->copy + off, iov[i].iov_base, iov[i].iov_len);
+		off += iov[i].iov_len;
+	}
 	s->buf = s->copy;
+	/* Sends to one peer leave in the order they were posted. */
+	BIPFW_LIST_PUSH(&fw->peers[peer].fifo, fw->slots, next, rc);
 	fw->cnt.small_sent++;
 	return 0;
 }
 
 int bipfw_post_long(struct bipfw *fw, int peer, uint32_t tag, const void *buf,
-		    size_t len, uint32_t *gen_p)
+		    size_t len, unsigned flags, uint32_t *gen_p)
 {
 	struct bipfw_send *s;
 	int rc = check_peer(fw, peer);
@@ -102,6 +112,16 @@ int bipfw_post_long(struct bipfw *fw, int peer, uint32_t tag, const void *buf,
 	s->tag = tag;
 	s->buf = buf;
 	s->len = len;
+	if (flags & BIPFW_LONG_READY) {
+		/* Ready mode: cleared to stream at once, on the tag given. */
+		s->ready = true;
+		s->state = BIPFW_SEND_STREAM;
+		s->rtag = tag;
+		BIPFW_LIST_PUSH(&fw->peers[peer].stream, fw->slots, next, rc);
+	} else {
+		/* The RTS leaves in order with the small messages. */
+		BIPFW_LIST_PUSH(&fw->peers[peer].fifo, fw->slots, next, rc);
+	}
 	*gen_p = s->gen;
 	return rc;
 }
@@ -141,8 +161,7 @@ void bipfw_match_tag(struct bipfw *fw, uint32_t tag)
 	r->msg_id = m->msg_id;
 	r->total = m->total;
 	r->received = 0;
-	m->next = fw->free_rts;
-	fw->free_rts = i;
+	bipfw_rts_put(fw, i);
 
 	r->state = BIPFW_LRECV_ACTIVE;
 	r->cts_flagged = r->total > r->cap;
@@ -170,6 +189,7 @@ int bipfw_post_lrecv(struct bipfw *fw, uint32_t tag, void *buf, size_t cap,
 	if (r->state != BIPFW_LRECV_FREE)
 		return -BIP_EBUSY;
 	r->state = BIPFW_LRECV_POSTED;
+	r->ready = false;
 	r->gen++;
 	r->buf = buf;
 	r->cap = cap;

@@ -81,6 +81,7 @@ int bipfw_create(const struct bipfw_config *cfg, const struct bipfw_wire *wire,
 		BIPFW_LIST_INIT(&p->fifo);
 		BIPFW_LIST_INIT(&p->stream);
 		BIPFW_LIST_INIT(&p->cts);
+		BIPFW_LIST_INIT(&p->refused);
 	}
 	m = fw->mem;
 	for (unsigned i = 0; i < cfg->small_queue; i++, m += BIP_SMALL_MAX)
@@ -93,10 +94,8 @@ int bipfw_create(const struct bipfw_config *cfg, const struct bipfw_wire *wire,
 	for (unsigned i = 0; i < cfg->long_tags; i++)
 		fw->tags[i].rts_head = fw->tags[i].rts_tail = BIPFW_NONE;
 	fw->free_rts = BIPFW_NONE;
-	for (size_t i = nrts; i-- > 0;) {
-		fw->rts[i].next = fw->free_rts;
-		fw->free_rts = (uint16_t)i;
-	}
+	for (size_t i = nrts; i-- > 0;)
+		bipfw_rts_put(fw, (uint16_t)i);
 	fw->now = bipfw_now_us();
 	fw->next_liveness = fw->now + (uint64_t)cfg->liveness_ms * 1000;
 	*fw_p = fw;
@@ -150,6 +149,9 @@ void bipfw_peer_lost(struct bipfw *fw, int peer, enum bipfw_peer_state why)
 			r->state = BIPFW_LRECV_DONE;
 			r->status = -BIP_EPEERGONE;
 		}
+		/* All its data is in; only the verdict cannot go. */
+		if (r->state == BIPFW_LRECV_VERDICT && r->src == peer)
+			r->state = BIPFW_LRECV_DONE;
 		/* Forget what it announced on this tag. */
 		while (*link != BIPFW_NONE) {
 			struct bipfw_rts *m = &fw->rts[*link];
@@ -161,11 +163,17 @@ void bipfw_peer_lost(struct bipfw *fw, int peer, enum bipfw_peer_state why)
 				continue;
 			}
 			*link = m->next;
-			m->next = fw->free_rts;
-			fw->free_rts = i;
+			bipfw_rts_put(fw, i);
 		}
 		r->rts_tail = last;
 	}
+	while (p->refused.head != BIPFW_NONE) {
+		uint16_t i = p->refused.head;
+
+		BIPFW_LIST_POP(&p->refused, fw->rts, next);
+		bipfw_rts_put(fw, i);
+	}
+	p->discarding = false;
 	BIPFW_LIST_INIT(&p->fifo);
 	BIPFW_LIST_INIT(&p->stream);
 	BIPFW_LIST_INIT(&p->cts);
@@ -219,7 +227,8 @@ static bool tx_pending(const struct bipfw *fw)
 		if (p->state != BIPFW_PEER_LIVE)
 			continue;
 		if (p->fifo.head != BIPFW_NONE || p->stream.head != BIPFW_NONE ||
-		    p->cts.head != BIPFW_NONE || p->rx.nack_due ||
+		    p->cts.head != BIPFW_NONE ||
+		    p->refused.head != BIPFW_NONE || p->rx.nack_due ||
 		    p->rx.unacked || p->rx.ack_urgent ||
 		    p->tx.resend != p->tx.next ||
 		    (fw->lossy && p->tx.una != p->tx.next))

@@ -112,14 +112,18 @@ enum bipfw_send_state {
 	BIPFW_SEND_FREE,
 	BIPFW_SEND_QUEUED,   /* waiting for its first packet (FIFO) */
 	BIPFW_SEND_WAIT_CTS, /* long: RTS sent, receiver not ready */
-	BIPFW_SEND_STREAM,   /* long: cleared, data being packetized */
+	BIPFW_SEND_STREAM,   /* long: cleared (or ready mode), data being
+			      * packetized */
 	BIPFW_SEND_WAIT_ACK, /* every packet out, waiting for the acks */
+	BIPFW_SEND_WAIT_FIN, /* ready mode: all acked, the verdict not in */
 	BIPFW_SEND_DONE,     /* long: complete, status set, host to reap */
 };
 
 struct bipfw_send {
 	uint8_t state;  /* enum bipfw_send_state */
 	bool is_long;
+	bool ready;     /* long: ready mode, data without RTS/CTS */
+	bool fin;       /* ready: the receiver's verdict is in (status) */
 	uint16_t peer;
 	uint16_t next;  /* FIFO / stream list link */
 	uint32_t gen;   /* request generation */
@@ -153,12 +157,15 @@ enum bipfw_lrecv_state {
 	BIPFW_LRECV_FREE,
 	BIPFW_LRECV_POSTED, /* waiting for an RTS on this tag */
 	BIPFW_LRECV_ACTIVE, /* matched: CTS queued or sent, data arriving */
+	BIPFW_LRECV_VERDICT, /* ready mode: all data in, verdict to send */
 	BIPFW_LRECV_DONE,   /* complete, status set, host to reap */
 };
 
 struct bipfw_lrecv {
 	uint8_t state;     /* enum bipfw_lrecv_state */
 	bool cts_flagged;  /* TRUNC to be carried by its CTS */
+	bool ready;        /* taken by a ready-mode message: a CTS (its
+			    * verdict) goes back once all data arrived */
 	uint16_t src;
 	uint16_t cts_next; /* link in the peer's CTS list */
 	uint16_t rts_head, rts_tail; /* announced messages not yet matched */
@@ -169,7 +176,8 @@ struct bipfw_lrecv {
 	size_t cap, total, received;
 };
 
-/* An RTS waiting for its tag to be posted. */
+/* An RTS waiting for its tag to be posted, or a refused ready-mode message
+ * whose verdict is owed to its sender. */
 struct bipfw_rts {
 	uint16_t src;
 	uint16_t next;
@@ -211,6 +219,9 @@ struct bipfw_peer {
 	struct bipfw_list fifo;       /* sends waiting for their first packet */
 	struct bipfw_list stream;     /* long sends cleared to send data */
 	struct bipfw_list cts;        /* tags owing this peer a CTS */
+	struct bipfw_list refused;    /* ready messages refused (rts pool) */
+	uint32_t discard_msg;         /* ready message being dropped... */
+	bool discarding;              /* ...while this is set */
 };
 
 struct bipfw_small_entry {
@@ -245,6 +256,22 @@ struct bipfw {
 	struct bipfw_counters cnt;
 	uint8_t *mem; /* one allocation for the buffers above */
 };
+
+/* The pool of rts entries: take one (BIPFW_NONE when empty), give back. */
+static inline uint16_t bipfw_rts_get(struct bipfw *fw)
+{
+	uint16_t i = fw->free_rts;
+
+	if (i != BIPFW_NONE)
+		fw->free_rts = fw->rts[i].next;
+	return i;
+}
+
+static inline void bipfw_rts_put(struct bipfw *fw, uint16_t i)
+{
+	fw->rts[i].next = fw->free_rts;
+	fw->free_rts = i;
+}
 
 /* The scoreboard entry of a sequence number. */
 static inline struct bipfw_txent *bipfw_board(const struct bipfw *fw,

@@ -37,6 +37,13 @@ static bool packet_valid(struct bipfw *fw, const struct bip_pkt_hdr *h,
 	if ((h->flags & BIP_PKTF_INLINE) &&
 	    (h->type != BIP_PKT_SMALL || h->len > BIP_PKT_INLINE_MAX))
 		goto bad;
+	if ((h->flags & BIP_PKTF_READY) &&
+	    ((h->type != BIP_PKT_LONG_DATA && h->type != BIP_PKT_LONG_CTS) ||
+	     (h->flags & BIP_PKTF_DIRECT)))
+		goto bad;
+	if ((h->flags & BIP_PKTF_REFUSED) &&
+	    (h->type != BIP_PKT_LONG_CTS || !(h->flags & BIP_PKTF_READY)))
+		goto bad;
 	if ((h->flags & BIP_PKTF_CSUM) && bipfw_csum(payload, h->len) != h->csum)
 		goto bad;
 	return true;
@@ -80,7 +87,7 @@ static enum deliver_result deliver_rts(struct bipfw *fw, int src,
 {
 	struct bipfw_lrecv *r;
 	struct bipfw_rts *m;
-	uint16_t i = fw->free_rts;
+	uint16_t i;
 
 	if (h->tag >= fw->cfg.long_tags) {
 		bip_warn("node %d announced a long message on tag %u, beyond "
@@ -89,10 +96,10 @@ static enum deliver_result deliver_rts(struct bipfw *fw, int src,
 		fw->cnt.dropped_bad++;
 		return DELIVERED;
 	}
+	i = bipfw_rts_get(fw);
 	if (i == BIPFW_NONE)
 		return NO_BUFFER;
 	m = &fw->rts[i];
-	fw->free_rts = m->next;
 	m->src = (uint16_t)src;
 	m->msg_id = h->msg_id;
 	m->total = h->offset;
@@ -108,11 +115,46 @@ static enum deliver_result deliver_rts(struct bipfw *fw, int src,
 	return DELIVERED;
 }
 
+/* The receiver's verdict on a ready-mode message: the send completes once
+ * it is in and every packet is acknowledged, whichever comes last (before
+ * that, a resend may still read the slot's buffer). */
+static void deliver_verdict(struct bipfw *fw, int src, unsigned slot,
+			    const struct bip_pkt_hdr *h)
+{
+	struct bipfw_send *s = &fw->slots[slot];
+	int status = h->flags & BIP_PKTF_REFUSED ? -BIP_ENOTREADY
+		     : h->flags & BIP_PKTF_TRUNC ? -BIP_ETRUNC
+						 : 0;
+
+	if (!s->ready || s->fin || s->peer != src ||
+	    h->msg_id != bipfw_msg_id(fw, slot) ||
+	    (s->state != BIPFW_SEND_STREAM && s->state != BIPFW_SEND_WAIT_ACK &&
+	     s->state != BIPFW_SEND_WAIT_FIN)) {
+		fw->cnt.dropped_bad++;
+		bip_warn("stale verdict from node %d for message %u", src,
+			 h->msg_id);
+		return;
+	}
+	if (status == -BIP_ENOTREADY)
+		bip_info("node %d had no receive posted for ready-mode "
+			 "message %u", src, h->msg_id);
+	if (s->state == BIPFW_SEND_WAIT_FIN) {
+		bipfw_send_complete(fw, slot, status);
+		return;
+	}
+	s->fin = true;
+	s->status = status;
+}
+
 static void deliver_cts(struct bipfw *fw, int src, const struct bip_pkt_hdr *h)
 {
 	unsigned slot = h->msg_id % fw->cfg.send_slots;
 	struct bipfw_send *s = &fw->slots[slot];
 
+	if (h->flags & BIP_PKTF_READY) {
+		deliver_verdict(fw, src, slot, h);
+		return;
+	}
 	if (s->state != BIPFW_SEND_WAIT_CTS || s->peer != src ||
 	    h->msg_id != bipfw_msg_id(fw, slot)) {
 		fw->cnt.dropped_bad++;
@@ -130,12 +172,95 @@ static void deliver_cts(struct bipfw *fw, int src, const struct bip_pkt_hdr *h)
 	BIPFW_LIST_PUSH(&fw->peers[src].stream, fw->slots, next, slot);
 }
 
-static void deliver_data(struct bipfw *fw, int src, struct bipfw_rel_rx *rx,
-			 const struct bip_pkt_hdr *h, const void *payload)
+/* How the first packet of a ready-mode message fared. */
+enum ready_start {
+	READY_TAKEN,   /* a posted receive took it: the data goes there */
+	READY_REFUSED, /* none was posted: the message is dropped */
+	READY_NO_ROOM, /* no entry to owe the refusal in: NACK, resend */
+};
+
+/* The first packet of a ready-mode message is its announcement: it takes
+ * the receive posted on its tag. With none, the message is refused - not
+ * held back, since what the receiver waits for may come after it on this
+ * link - and the sender is told so. A message larger than the receive
+ * fills it and fails with -BIP_ETRUNC. */
+static enum ready_start start_ready(struct bipfw *fw, int src,
+				    struct bipfw_peer *p,
+				    struct bipfw_lrecv *r,
+				    const struct bip_pkt_hdr *h)
+{
+	uint16_t i;
+
+	if (r->state == BIPFW_LRECV_POSTED) {
+		r->state = BIPFW_LRECV_ACTIVE;
+		r->ready = true;
+		r->cts_flagged = false;
+		r->src = (uint16_t)src;
+		r->msg_id = h->msg_id;
+		r->total = h->addr;
+		r->received = 0;
+		if (r->total > r->cap) {
+			bip_info("ready-mode message of %zu bytes from node "
+				 "%d on tag %u exceeds the posted %zu bytes",
+				 r->total, src, h->tag, r->cap);
+			r->status = -BIP_ETRUNC;
+		}
+		return READY_TAKEN;
+	}
+	i = bipfw_rts_get(fw);
+	if (i == BIPFW_NONE)
+		return READY_NO_ROOM;
+	bip_info("ready-mode message from node %d on tag %u refused: no "
+		 "receive posted", src, h->tag);
+	fw->rts[i].src = (uint16_t)src;
+	fw->rts[i].msg_id = h->msg_id;
+	BIPFW_LIST_PUSH(&p->refused, fw->rts, next, i);
+	p->discard_msg = h->msg_id;
+	p->discarding = true;
+	return READY_REFUSED;
+}
+
+/* All data of a long message is in. */
+static void long_complete(struct bipfw *fw, struct bipfw_peer *p,
+			  struct bipfw_lrecv *r, uint32_t tag)
+{
+	if (!r->status)
+		fw->cnt.long_received++;
+	if (r->ready) {
+		/* Its verdict completes the sender and, once sent, us. */
+		r->state = BIPFW_LRECV_VERDICT;
+		BIPFW_LIST_PUSH(&p->cts, fw->tags, cts_next, tag);
+		return;
+	}
+	r->state = BIPFW_LRECV_DONE;
+	/* The sender's request completes on our ack: send it now. */
+	p->rx.ack_urgent = true;
+}
+
+static enum deliver_result deliver_data(struct bipfw *fw, int src,
+					struct bipfw_peer *p,
+					const struct bip_pkt_hdr *h,
+					const void *payload)
 {
 	struct bipfw_lrecv *r = h->tag < fw->cfg.long_tags ? &fw->tags[h->tag]
 							   : NULL;
 
+	if (h->flags & BIP_PKTF_READY) {
+		/* Packets of one message to a peer are contiguous. */
+		if (p->discarding && h->msg_id == p->discard_msg)
+			return DELIVERED;
+		p->discarding = false;
+		if (r && h->offset == 0) {
+			switch (start_ready(fw, src, p, r, h)) {
+			case READY_TAKEN:
+				break;
+			case READY_REFUSED:
+				return DELIVERED;
+			case READY_NO_ROOM:
+				return NO_BUFFER;
+			}
+		}
+	}
 	/* Written to avoid overflow: offset and len come from the wire. A
 	 * receive being cancelled (cts_flagged) takes no data at all. */
 	if (!r || r->state != BIPFW_LRECV_ACTIVE || r->src != src ||
@@ -144,21 +269,22 @@ static void deliver_data(struct bipfw *fw, int src, struct bipfw_rel_rx *rx,
 		fw->cnt.dropped_bad++;
 		bip_warn("unexpected long data from node %d (tag %u)", src,
 			 h->tag);
-		return;
+		return DELIVERED;
 	}
 	if (h->flags & BIP_PKTF_DIRECT) {
 		/* The data was written by DMA before this packet was sent. */
 		r->received = r->total;
 	} else {
-		memcpy(r->buf + h->offset, payload, h->len);
+		/* Only a truncated ready-mode message reaches beyond cap. */
+		if (h->offset < r->cap)
+			memcpy(r->buf + h->offset, payload,
+			       h->len < r->cap - h->offset ? h->len
+							   : r->cap - h->offset);
 		r->received += h->len;
 	}
-	if (r->received == r->total) {
-		r->state = BIPFW_LRECV_DONE;
-		fw->cnt.long_received++;
-		/* The sender's request completes on our ack: send it now. */
-		rx->ack_urgent = true;
-	}
+	if (r->received == r->total)
+		long_complete(fw, p, r, h->tag);
+	return DELIVERED;
 }
 
 static enum deliver_result deliver(struct bipfw *fw, int src,
@@ -175,10 +301,20 @@ static enum deliver_result deliver(struct bipfw *fw, int src,
 		deliver_cts(fw, src, h);
 		return DELIVERED;
 	case BIP_PKT_LONG_DATA:
-		deliver_data(fw, src, &p->rx, h, payload);
-		return DELIVERED;
+		return deliver_data(fw, src, p, h, payload);
 	}
 	return DELIVERED;
+}
+
+/* The last packet of a long send is acknowledged. */
+static void long_acked(struct bipfw *fw, unsigned slot)
+{
+	struct bipfw_send *s = &fw->slots[slot];
+
+	if (!s->ready || s->fin)
+		bipfw_send_complete(fw, slot, s->status);
+	else
+		s->state = BIPFW_SEND_WAIT_FIN;
 }
 
 /* Release scoreboard entries newly covered by an ack: completes sends. */
@@ -193,7 +329,7 @@ static void release_acked(struct bipfw *fw, struct bipfw_peer *p,
 		if (e->type == BIP_PKT_SMALL)
 			bipfw_send_complete(fw, e->slot, 0);
 		else if (e->type == BIP_PKT_LONG_DATA && e->last)
-			bipfw_send_complete(fw, e->slot, 0);
+			long_acked(fw, e->slot);
 	}
 }
 

@@ -127,8 +127,20 @@ static bool next_packet(struct bipfw *fw, int peer, struct bipfw_txent *e)
 		e->tag = p->cts.head;
 		e->msg_id = r->msg_id;
 		e->offset = r->total;
+		if (r->state == BIPFW_LRECV_VERDICT) {
+			e->flags = BIP_PKTF_READY |
+				   (r->status == -BIP_ETRUNC ? BIP_PKTF_TRUNC
+							     : 0);
+			return true;
+		}
 		e->addr = (uint64_t)(uintptr_t)r->buf;
 		e->flags = r->cts_flagged ? BIP_PKTF_TRUNC : 0;
+		return true;
+	}
+	if (p->refused.head != BIPFW_NONE) {
+		e->type = BIP_PKT_LONG_CTS;
+		e->flags = BIP_PKTF_READY | BIP_PKTF_REFUSED;
+		e->msg_id = fw->rts[p->refused.head].msg_id;
 		return true;
 	}
 	if (p->fifo.head != BIPFW_NONE) {
@@ -163,6 +175,11 @@ static bool next_packet(struct bipfw *fw, int peer, struct bipfw_txent *e)
 		e->msg_id = bipfw_msg_id(fw, i);
 		e->offset = s->sent;
 		e->len = (uint32_t)chunk;
+		if (s->ready) {
+			/* No RTS went before: every packet names the total. */
+			e->flags |= BIP_PKTF_READY;
+			e->addr = s->len;
+		}
 		e->last = s->direct || s->sent + chunk == s->len;
 		return true;
 	}
@@ -179,10 +196,17 @@ static void packet_left(struct bipfw *fw, int peer, const struct bipfw_txent *e)
 	switch (e->type) {
 	case BIP_PKT_LONG_CTS: {
 		struct bipfw_lrecv *r = &fw->tags[e->tag];
+		uint16_t i = p->refused.head;
 
+		if (e->flags & BIP_PKTF_REFUSED) {
+			BIPFW_LIST_POP(&p->refused, fw->rts, next);
+			bipfw_rts_put(fw, i);
+			break;
+		}
 		BIPFW_LIST_POP(&p->cts, fw->tags, cts_next);
-		/* A cancelling CTS completes the receive in error. */
-		if (r->cts_flagged)
+		/* A cancelling CTS, or a ready message's verdict, completes
+		 * the receive. */
+		if (r->cts_flagged || r->state == BIPFW_LRECV_VERDICT)
 			r->state = BIPFW_LRECV_DONE;
 		break;
 	}
@@ -240,6 +264,12 @@ static int tx_peer(struct bipfw *fw, int peer)
 		n++;
 	}
 	return n;
+}
+
+void bipfw_tx_kick(struct bipfw *fw, int peer)
+{
+	if (fw->peers[peer].state == BIPFW_PEER_LIVE)
+		tx_peer(fw, peer);
 }
 
 static void tx_ack(struct bipfw *fw, int peer)

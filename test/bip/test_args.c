@@ -63,6 +63,34 @@ static void test_open_params(void)
 	EXPECT(bip_close(NULL), -BIP_EINVAL);
 }
 
+/* Ready mode: refused when no receive is posted, truncation on both
+ * sides, and the data when the receiver said "go". */
+static void test_ready(bip_ep_t *ep)
+{
+	static char data[100], in[100], small[16];
+	struct bip_status st;
+	bip_req_t r4, r5;
+
+	for (int i = 0; i < (int)sizeof(data); i++)
+		data[i] = (char)(i * 3);
+	if (me == 1) {
+		EXPECT(bip_rsend(ep, 0, 4, data, sizeof(data)), -BIP_ENOTREADY);
+		EXPECT(bip_send(ep, 0, "refused", 7), 0);
+		EXPECT(bip_recv(ep, in, sizeof(in), &st), 2);
+		EXPECT(bip_rsend(ep, 0, 4, data, sizeof(data)), 0);
+		EXPECT(bip_rsend(ep, 0, 5, data, sizeof(data)), -BIP_ETRUNC);
+		return;
+	}
+	EXPECT(bip_recv(ep, in, sizeof(in), &st), 7);
+	EXPECT(bip_ilrecv(ep, 4, in, sizeof(in), &r4), 0);
+	EXPECT(bip_ilrecv(ep, 5, small, sizeof(small), &r5), 0);
+	EXPECT(bip_send(ep, 1, "go", 2), 0);
+	EXPECT(bip_wait(ep, &r4, &st), 0);
+	EXPECT((int)st.len, (int)sizeof(data));
+	EXPECT(memcmp(in, data, sizeof(data)), 0);
+	EXPECT(bip_wait(ep, &r5, &st), -BIP_ETRUNC);
+}
+
 int main(int argc, char **argv)
 {
 	static char big[BIP_SMALL_MAX + 1], buf[256], card[BIP_CARD_MAX];
@@ -92,9 +120,26 @@ int main(int argc, char **argv)
 	EXPECT(bip_send(ep, 2, buf, 1), -BIP_ENODE);
 	EXPECT(bip_send(ep, -1, buf, 1), -BIP_ENODE);
 	EXPECT(bip_send(ep, peer, big, sizeof(big)), -BIP_ETOOLONG);
+	{
+		struct iovec iov[2] = { { big, BIP_SMALL_MAX }, { big, 1 } };
+
+		EXPECT(bip_sendv_try(ep, peer, iov, 2), -BIP_ETOOLONG);
+		EXPECT(bip_sendv_try(ep, peer, iov, -1), -BIP_EINVAL);
+		EXPECT(bip_sendv_try(ep, peer, NULL, 1), -BIP_EINVAL);
+		iov[1].iov_base = NULL;
+		EXPECT(bip_sendv_try(ep, peer, iov, 2), -BIP_EINVAL);
+		EXPECT(bip_sendv(ep, me, iov, 1), -BIP_ENODE);
+	}
+	EXPECT(bip_peek_nopoll(ep, NULL, &st), -BIP_EINVAL);
+	EXPECT(bip_test_nopoll(ep, NULL, &rc, &st), -BIP_EINVAL);
+	EXPECT(bip_sleep(NULL, 10), -BIP_EINVAL);
+	EXPECT(bip_sleep(ep, 0), 0);
 	EXPECT(bip_ilsend(ep, peer, -1, buf, 1, &req), -BIP_ETAG);
 	EXPECT(bip_ilsend(ep, peer, 1 << 20, buf, 1, &req), -BIP_ETAG);
 	EXPECT(bip_ilsend(ep, peer, 0, buf, 1, NULL), -BIP_EINVAL);
+	EXPECT(bip_irsend(ep, peer, -1, buf, 1, &req), -BIP_ETAG);
+	EXPECT(bip_irsend(ep, peer, 0, NULL, 1, &req), -BIP_EINVAL);
+	EXPECT(bip_irsend(ep, me, 0, buf, 1, &req), -BIP_ENODE);
 	EXPECT(bip_ilrecv(ep, 99999, buf, 1, &req), -BIP_ETAG);
 	EXPECT(bip_ilrecv(ep, 0, NULL, 1, &req), -BIP_EINVAL);
 	req = (bip_req_t){ 3, 77 };
@@ -124,6 +169,7 @@ int main(int argc, char **argv)
 		EXPECT(bip_send(ep, 0, "0123456789", 10), 0);
 		EXPECT(bip_recv(ep, buf, sizeof(buf), &st), 4);
 	}
+	test_ready(ep);
 	EXPECT(bip_close(ep), 0);
 	printf("node %d: argument errors: %s\n", me,
 	       failures ? "FAILED" : "ok");

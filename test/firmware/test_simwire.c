@@ -31,6 +31,14 @@ static int failures;
 		}                                                              \
 	} while (0)
 
+/* A small send of one buffer. */
+static int post_small(struct bipfw *fw, int peer, const void *buf, size_t len)
+{
+	struct iovec iov = { (void *)buf, len };
+
+	return bipfw_post_small(fw, peer, &iov, 1);
+}
+
 static struct bipfw_config config(int node, unsigned small_queue)
 {
 	return (struct bipfw_config){
@@ -130,7 +138,7 @@ static void post_sends(struct node *nodes, int s, unsigned m)
 		for (size_t i = 0; i < len; i++)
 			me->sbuf[i] = pattern(s, d, k, i);
 		if (!is_long_msg(k)) {
-			rc = bipfw_post_small(me->fw, d, me->sbuf, len);
+			rc = post_small(me->fw, d, me->sbuf, len);
 		} else {
 			/* Long data is read at send time: keep a copy alive. */
 			uint8_t *copy;
@@ -141,7 +149,7 @@ static void post_sends(struct node *nodes, int s, unsigned m)
 			copy = malloc(len ? len : 1);
 			memcpy(copy, me->sbuf, len);
 			rc = bipfw_post_long(me->fw, d, (uint32_t)s, copy, len,
-					     &gen);
+					     0, &gen);
 			if (rc >= 0) {
 				me->inflight[me->ninflight++] =
 					(struct lsend){ rc, gen, copy };
@@ -302,15 +310,15 @@ static struct bipfw_counters run(const struct scenario *sc, uint64_t seed,
 static void test_traffic(void)
 {
 	static const struct scenario scs[] = {
-		{ "clean", { 0 }, false, false, 64 },
-		{ "clean dma", { 0 }, true, false, 64 },
-		{ "loss", { .loss_pct = 5 }, false, false, 64 },
+		{ "clean", { 0 }, false, false, 64, false },
+		{ "clean dma", { 0 }, true, false, 64, false },
+		{ "loss", { .loss_pct = 5 }, false, false, 64, false },
 		{ "dup+reorder", { .dup_pct = 5, .reorder_pct = 5 }, false,
-		  false, 64 },
+		  false, 64, false },
 		{ "corrupt+foreign", { .corrupt_pct = 3, .foreign_pct = 3 },
-		  false, false, 64 },
-		{ "everything", { 8, 8, 8, 3, 2, 0 }, true, false, 64 },
-		{ "slow consumer", { .loss_pct = 2 }, true, true, 4 },
+		  false, false, 64, false },
+		{ "everything", { 8, 8, 8, 3, 2, 0 }, true, false, 64, false },
+		{ "slow consumer", { .loss_pct = 2 }, true, true, 4, false },
 		{ "sequence wrap", { .loss_pct = 3, .dup_pct = 3 }, false,
 		  false, 64, true },
 	};
@@ -412,7 +420,7 @@ static void test_packetizer(void)
 			src[k] = (uint8_t)(k * 3 + i);
 		memset(dst, 0, sizeof(dst));
 		before = simwire_sent(d.net, BIP_PKT_LONG_DATA);
-		slot = bipfw_post_long(d.fw[0], 1, 2, src, len, &sg);
+		slot = bipfw_post_long(d.fw[0], 1, 2, src, len, 0, &sg);
 		bipfw_post_lrecv(d.fw[1], 2, dst, sizeof(dst), &rg);
 		duo_steps(&d, 50);
 		CHECK(bipfw_reap_send(d.fw[0], (unsigned)slot, sg) == 1,
@@ -442,7 +450,7 @@ static void test_truncation(void)
 	int node, slot;
 
 	duo_open(&d, false);
-	slot = bipfw_post_long(d.fw[0], 1, 1, src, sizeof(src), &sg);
+	slot = bipfw_post_long(d.fw[0], 1, 1, src, sizeof(src), 0, &sg);
 	bipfw_post_lrecv(d.fw[1], 1, dst, sizeof(dst), &rg);
 	duo_steps(&d, 20);
 	CHECK(bipfw_reap_send(d.fw[0], (unsigned)slot, sg) == -BIP_ETRUNC,
@@ -450,13 +458,130 @@ static void test_truncation(void)
 	CHECK(bipfw_reap_lrecv(d.fw[1], 1, rg, &node, &got) == -BIP_ETRUNC,
 	      "receiver not told of truncation");
 	/* The tag is free again and the next message gets through. */
-	slot = bipfw_post_long(d.fw[0], 1, 1, src, 50, &sg);
+	slot = bipfw_post_long(d.fw[0], 1, 1, src, 50, 0, &sg);
 	CHECK(bipfw_post_lrecv(d.fw[1], 1, dst, sizeof(dst), &rg) == 0,
 	      "tag still busy");
 	duo_steps(&d, 20);
 	CHECK(bipfw_reap_send(d.fw[0], (unsigned)slot, sg) == 1, "resend");
 	CHECK(bipfw_reap_lrecv(d.fw[1], 1, rg, &node, &got) == 1 && got == 50,
 	      "second message");
+	duo_close(&d);
+}
+
+/* One ready-mode message 0 -> 1 on tag 2 into a receive of cap bytes
+ * (none if cap is SIZE_MAX), stepped until both sides are done. Returns
+ * the send's result; the receive's goes to *rrc. */
+static int ready_once(struct duo *d, const uint8_t *src, size_t len,
+		      uint8_t *dst, size_t cap, int *rrc, size_t *got)
+{
+	uint32_t sg, rg;
+	int slot, rc = 0, node;
+
+	*rrc = 0;
+	if (cap != SIZE_MAX)
+		CHECK(bipfw_post_lrecv(d->fw[1], 2, dst, cap, &rg) == 0,
+		      "post");
+	slot = bipfw_post_long(d->fw[0], 1, 2, src, len, BIPFW_LONG_READY,
+			       &sg);
+	CHECK(slot >= 0, "ready send: %s", bip_strerror(slot));
+	for (int i = 0; i < 100000 && (!rc || (cap != SIZE_MAX && !*rrc));
+	     i++) {
+		duo_steps(d, 1);
+		if (!rc)
+			rc = bipfw_reap_send(d->fw[0], (unsigned)slot, sg);
+		if (cap != SIZE_MAX && !*rrc)
+			*rrc = bipfw_reap_lrecv(d->fw[1], 2, rg, &node, got);
+	}
+	return rc;
+}
+
+/* Ready mode: no RTS, no CTS before the data, one verdict after it; every
+ * byte arrives; a message too long fails both sides, one sent before any
+ * receive is posted is refused (the sender is told, the receive posted
+ * later is not captured, and the link goes on working). */
+static void test_ready(void)
+{
+	static const size_t lens[] = { 0, 1, PKT - 1, PKT, PKT + 1,
+				       5 * PKT + 3 };
+	static uint8_t src[6 * PKT], area[6 * PKT + 64];
+	uint8_t *dst = area + 32;
+	struct duo d;
+	size_t got = 0;
+	int rrc, rc;
+	uint32_t rg;
+
+	for (size_t k = 0; k < sizeof(src); k++)
+		src[k] = (uint8_t)(k * 7 + 1);
+	duo_open(&d, true);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		uint64_t rts = simwire_sent(d.net, BIP_PKT_LONG_RTS);
+		uint64_t cts = simwire_sent(d.net, BIP_PKT_LONG_CTS);
+
+		memset(dst, 0, 6 * PKT);
+		rc = ready_once(&d, src, lens[i], dst, 6 * PKT, &rrc, &got);
+		CHECK(rc == 1 && rrc == 1 && got == lens[i],
+		      "len %zu: send %d, receive %d, got %zu", lens[i], rc,
+		      rrc, got);
+		CHECK(memcmp(src, dst, lens[i]) == 0, "len %zu: data differs",
+		      lens[i]);
+		CHECK(simwire_sent(d.net, BIP_PKT_LONG_RTS) == rts &&
+			      simwire_sent(d.net, BIP_PKT_LONG_CTS) == cts + 1,
+		      "len %zu: not one verdict and no RTS", lens[i]);
+	}
+
+	memset(area, 0xee, sizeof(area));
+	rc = ready_once(&d, src, 3 * PKT, dst, 100, &rrc, &got);
+	CHECK(rc == -BIP_ETRUNC && rrc == -BIP_ETRUNC,
+	      "truncation: send %s, receive %s", bip_strerror(rc),
+	      bip_strerror(rrc));
+	CHECK(memcmp(src, dst, 100) == 0 && area[32 + 100] == 0xee &&
+		      area[31] == 0xee,
+	      "truncated receive: first bytes or guards wrong");
+
+	rc = ready_once(&d, src, 2 * PKT, dst, SIZE_MAX, &rrc, &got);
+	CHECK(rc == -BIP_ENOTREADY, "no receive posted: send %s",
+	      bip_strerror(rc));
+	CHECK(bipfw_post_lrecv(d.fw[1], 2, dst, 6 * PKT, &rg) == 0, "post");
+	duo_steps(&d, 10);
+	CHECK(d.fw[1]->tags[2].state == BIPFW_LRECV_POSTED,
+	      "a refused message captured a later receive");
+	CHECK(bipfw_cancel_lrecv(d.fw[1], 2, rg) == 0, "cancel");
+	rc = ready_once(&d, src, 2 * PKT, dst, 6 * PKT, &rrc, &got);
+	CHECK(rc == 1 && rrc == 1 && got == 2 * PKT, "after a refusal: %s",
+	      bip_strerror(rc));
+	duo_close(&d);
+}
+
+/* Ready-mode messages over a wire that loses, duplicates, reorders and
+ * corrupts: every one arrives whole, exactly once, and both sides finish
+ * (the verdict is resent like any packet). */
+static void test_ready_lossy(void)
+{
+	static const struct simwire_faults f = { 8, 8, 8, 3, 2, 0 };
+	static uint8_t src[6 * PKT], dst[6 * PKT];
+	struct duo d;
+
+	for (size_t k = 0; k < sizeof(src); k++)
+		src[k] = (uint8_t)(k * 5 + 3);
+	d.net = simwire_new(NN, 11, &f);
+	for (int i = 0; i < NN; i++) {
+		struct bipfw_config c = config(i, 8);
+
+		bipfw_create(&c, &simwire_wire_nodma, simwire_port(d.net, i),
+			     &d.fw[i]);
+	}
+	for (int k = 0; k < 200; k++) {
+		size_t len = simwire_rand(d.net) % sizeof(src), got = 0;
+		int rrc, rc;
+
+		memset(dst, 0, sizeof(dst));
+		rc = ready_once(&d, src + k % 7, len, dst, sizeof(dst), &rrc,
+				&got);
+		CHECK(rc == 1 && rrc == 1 && got == len &&
+			      memcmp(src + k % 7, dst, len) == 0,
+		      "lossy ready #%d (%zu bytes): send %d receive %d got %zu",
+		      k, len, rc, rrc, got);
+	}
 	duo_close(&d);
 }
 
@@ -470,7 +595,7 @@ static void test_peer_death(void)
 
 	duo_open(&d, false);
 	/* A send to a receiver that never posts, then the receiver dies. */
-	slot = bipfw_post_long(d.fw[0], 1, 0, src, sizeof(src), &sg);
+	slot = bipfw_post_long(d.fw[0], 1, 0, src, sizeof(src), 0, &sg);
 	CHECK(bipfw_post_lrecv(d.fw[0], 3, src, sizeof(src), &rg) == 0,
 	      "post");
 	duo_steps(&d, 10);
@@ -483,7 +608,7 @@ static void test_peer_death(void)
 	CHECK(bipfw_peer_gone(d.fw[0], 1), "death not noticed");
 	CHECK(bipfw_reap_send(d.fw[0], (unsigned)slot, sg) == -BIP_EPEERGONE,
 	      "pending send not failed");
-	CHECK(bipfw_post_small(d.fw[0], 1, src, 4) == -BIP_EPEERGONE,
+	CHECK(post_small(d.fw[0], 1, src, 4) == -BIP_EPEERGONE,
 	      "send to a dead peer accepted");
 	CHECK(bipfw_live_peers(d.fw[0]) == 1, "live peers");
 	/* A receive nobody matched can be withdrawn; the tag frees. */
@@ -507,7 +632,7 @@ static void test_malformed_data(void)
 
 	duo_open(&d, false);
 	memset(area, 0xee, sizeof(area));
-	bipfw_post_long(d.fw[0], 1, 0, src, sizeof(src), &sg);
+	bipfw_post_long(d.fw[0], 1, 0, src, sizeof(src), 0, &sg);
 	bipfw_post_lrecv(d.fw[1], 0, dst, 4096, &rg);
 	bipfw_step(d.fw[0]); /* RTS out */
 	bipfw_step(d.fw[1]); /* matched: ACTIVE, CTS out */
@@ -544,7 +669,7 @@ static void test_closed_peer(void)
 	uint32_t sg, rg;
 
 	duo_open(&d, false);
-	bipfw_post_long(d.fw[0], 1, 2, src, sizeof(src), &sg);
+	bipfw_post_long(d.fw[0], 1, 2, src, sizeof(src), 0, &sg);
 	bipfw_step(d.fw[0]); /* the RTS is on the wire */
 	bipfw_peer_lost(d.fw[1], 0, BIPFW_PEER_CLOSED);
 	bipfw_step(d.fw[1]);
@@ -564,24 +689,52 @@ static void test_host_errors(void)
 	int n = 0, rc;
 
 	duo_open(&d, false);
-	CHECK(bipfw_post_small(d.fw[0], 0, buf, 1) == -BIP_ENODE, "self");
-	CHECK(bipfw_post_small(d.fw[0], NN, buf, 1) == -BIP_ENODE, "range");
-	CHECK(bipfw_post_small(d.fw[0], -1, buf, 1) == -BIP_ENODE, "neg");
-	CHECK(bipfw_post_small(d.fw[0], 1, buf, BIP_SMALL_MAX + 1) ==
+	CHECK(post_small(d.fw[0], 0, buf, 1) == -BIP_ENODE, "self");
+	CHECK(post_small(d.fw[0], NN, buf, 1) == -BIP_ENODE, "range");
+	CHECK(post_small(d.fw[0], -1, buf, 1) == -BIP_ENODE, "neg");
+	{
+		/* Gathered: the pieces are checked against the limit as a
+		 * whole, and arrive as one message. */
+		struct iovec iov[3] = { { buf, 10 }, { buf, 0 },
+					{ buf, BIP_SMALL_MAX - 10 } };
+		const void *data;
+		size_t len;
+		int src;
+
+		CHECK(bipfw_post_small(d.fw[0], 1, iov, 3) == 0, "gather");
+		iov[1].iov_len = 1;
+		CHECK(bipfw_post_small(d.fw[0], 1, iov, 3) == -BIP_ETOOLONG,
+		      "gather too long");
+		duo_steps(&d, 5);
+		CHECK(bipfw_small_peek(d.fw[1], &data, &len, &src) == 0 &&
+			      len == BIP_SMALL_MAX && src == 0,
+		      "gathered message");
+		bipfw_small_pop(d.fw[1]);
+		/* Its slot comes back with the (delayed) ack. */
+		for (uint64_t t0 = bipfw_now_us();
+		     !bipfw_sends_drained(d.fw[0]) &&
+		     bipfw_now_us() - t0 < 1000000;)
+			duo_steps(&d, 1);
+	}
+	CHECK(post_small(d.fw[0], 1, buf, BIP_SMALL_MAX + 1) ==
 		      -BIP_ETOOLONG,
 	      "too long");
-	CHECK(bipfw_post_long(d.fw[0], 1, 8, buf, 10, &g) == -BIP_ETAG, "tag");
+	CHECK(bipfw_post_long(d.fw[0], 1, 8, buf, 10, 0, &g) == -BIP_ETAG,
+	      "tag");
+	CHECK(bipfw_post_long(d.fw[0], 1, 8, buf, 10, BIPFW_LONG_READY, &g) ==
+		      -BIP_ETAG,
+	      "ready tag");
 	CHECK(bipfw_post_lrecv(d.fw[1], 8, buf, 10, &g) == -BIP_ETAG, "tag");
 	CHECK(bipfw_post_lrecv(d.fw[1], 0, buf, 10, &g) == 0, "post");
 	CHECK(bipfw_post_lrecv(d.fw[1], 0, buf, 10, &g) == -BIP_EBUSY, "busy");
 	CHECK(bipfw_reap_send(d.fw[0], 99, 0) == -BIP_ENOREQ, "bad request");
 	/* Slots run out with nobody acknowledging: try again. */
-	while ((rc = bipfw_post_small(d.fw[0], 2, buf, 8)) == 0)
+	while ((rc = post_small(d.fw[0], 2, buf, 8)) == 0)
 		n++;
 	CHECK(rc == -BIP_EAGAIN && n == 16, "slots: %d then %s", n,
 	      bip_strerror(rc));
 	duo_steps(&d, 10);
-	CHECK(bipfw_post_small(d.fw[0], 2, buf, 8) == 0, "acks free slots");
+	CHECK(post_small(d.fw[0], 2, buf, 8) == 0, "acks free slots");
 	duo_close(&d);
 }
 
@@ -591,6 +744,8 @@ int main(void)
 
 	test_packetizer();
 	test_truncation();
+	test_ready();
+	test_ready_lossy();
 	test_peer_death();
 	test_host_errors();
 	test_malformed_data();
