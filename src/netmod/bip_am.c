@@ -63,18 +63,20 @@ int MPIDI_BIP_am_isend(int node, int handler_id, const void *am_hdr,
 	MPIDI_Datatype_get_info(count, datatype, dt_contig, data_sz, dt_ptr,
 				true_lb);
 	if (am_hdr_sz + data_sz <= MPIDI_BIP_AM_INLINE_MAX) {
-		/* Inline: BIP copies it, the send is complete locally. */
+		/* Inline: BIP copies it (contiguous data straight from the
+		 * user buffer), the send is complete locally. */
+		const void *src = MPIR_get_contig_ptr(data, true_lb);
+
 		p = am_format(msg, MPIDI_BIP_CTL_AM, handler_id, am_hdr,
 			      am_hdr_sz, src_vci, dst_vci, data_sz);
-		if (dt_contig)
-			memcpy(p, MPIR_get_contig_ptr(data, true_lb), data_sz);
-		else {
+		if (!dt_contig) {
 			mpi_errno = MPIR_Typerep_pack(data, count, datatype, 0,
 						      p, data_sz, &packed);
 			MPIR_ERR_CHECK(mpi_errno);
+			src = p;
 		}
-		mpi_errno = MPIDI_BIP_ctl_send(node, msg,
-					       (size_t)(p - msg) + data_sz);
+		mpi_errno = MPIDI_BIP_ctl_sendv(node, msg, (size_t)(p - msg),
+						src, data_sz);
 		MPIR_ERR_CHECK(mpi_errno);
 		MPIDI_BIP_global.cnt.am_short++;
 		mpi_errno = MPIDIG_global.origin_cbs[handler_id](sreq);

@@ -25,15 +25,19 @@
 #include "mpidimpl.h"
 #include "bip_state.h"
 
-static MPIDI_BIP_ctlq_t *ctlq_new(int node, const void *msg, size_t len)
+/* A queued copy of the message gathered from iov[0..1]. */
+static MPIDI_BIP_ctlq_t *ctlq_new(int node, const struct iovec *iov)
 {
+	size_t len = iov[0].iov_len + iov[1].iov_len;
 	MPIDI_BIP_ctlq_t *q = MPL_malloc(sizeof(*q) + len, MPL_MEM_BUFFER);
 
 	if (q) {
 		q->next = NULL;
 		q->node = node;
 		q->len = len;
-		memcpy(q->msg, msg, len);
+		memcpy(q->msg, iov[0].iov_base, iov[0].iov_len);
+		memcpy(q->msg + iov[0].iov_len, iov[1].iov_base,
+		       iov[1].iov_len);
 	}
 	return q;
 }
@@ -96,14 +100,15 @@ int MPIDI_BIP_credits_init(void)
 	return MPI_SUCCESS;
 }
 
-/* Hand one message to BIP: the credits we owe ride in its header. */
-static int ctl_post(int node, MPIDI_BIP_peer_t *p, void *msg, size_t len)
+/* Hand one message (header, then data) to BIP: the credits we owe ride in
+ * its header. */
+static int ctl_post(int node, MPIDI_BIP_peer_t *p, const struct iovec *iov)
 {
-	MPIDI_BIP_ctl_t *h = msg;
+	MPIDI_BIP_ctl_t *h = iov[0].iov_base;
 	int rc;
 
 	h->credits = (uint8_t)p->owed;
-	rc = bip_send_try(MPIDI_BIP_global.ep, node, msg, len);
+	rc = bip_sendv_try(MPIDI_BIP_global.ep, node, iov, 2);
 	if (rc == 0) {
 		p->owed = 0;
 		if (h->type != MPIDI_BIP_CTL_CREDITS)
@@ -112,29 +117,33 @@ static int ctl_post(int node, MPIDI_BIP_peer_t *p, void *msg, size_t len)
 	return rc;
 }
 
-/* Send a control message now, or queue a copy behind what waits for node.
- * Messages to ourselves never touch BIP: progress dispatches them. */
-int MPIDI_BIP_ctl_send(int node, void *msg, size_t len)
+/* Send a control message - a header and its data, gathered by BIP - now,
+ * or queue a copy behind what waits for node. Messages to ourselves never
+ * touch BIP: progress dispatches them. */
+int MPIDI_BIP_ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
+			size_t data_len)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	MPIDI_BIP_peer_t *p = &g->peers[node];
 	MPIDI_BIP_ctlq_t *q;
 	int mpi_errno = MPI_SUCCESS, rc = -BIP_EAGAIN;
+	const struct iovec iov[2] = { { hdr, hdr_len },
+				      { (void *)data, data_len } };
 
 	if (node == g->self) {
 		g->cnt.to_self++;
-		q = ctlq_new(node, msg, len);
+		q = ctlq_new(node, iov);
 		MPIR_ERR_CHKANDJUMP(!q, mpi_errno, MPI_ERR_OTHER, "**nomem");
 		ctlq_append(&g->self_head, &g->self_tail, q);
 		goto fn_exit;
 	}
 	if (!p->head && p->credits >= 2)
-		rc = ctl_post(node, p, msg, len);
+		rc = ctl_post(node, p, iov);
 	if (rc != -BIP_EAGAIN) {
 		BIP_CHECK(rc, "bip_send");
 		goto fn_exit;
 	}
-	q = ctlq_new(node, msg, len);
+	q = ctlq_new(node, iov);
 	MPIR_ERR_CHKANDJUMP(!q, mpi_errno, MPI_ERR_OTHER, "**nomem");
 	if (!p->head)
 		g->sfifo_peers++;
@@ -147,17 +156,23 @@ fn_fail:
 	goto fn_exit;
 }
 
+int MPIDI_BIP_ctl_send(int node, void *msg, size_t len)
+{
+	return MPIDI_BIP_ctl_sendv(node, msg, len, NULL, 0);
+}
+
 /* Rule: credits-only once B reaches N-1, unless one already went or a
  * queued message will carry them. */
 static int send_credits(int node, MPIDI_BIP_peer_t *p)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	MPIDI_BIP_ctl_t msg = { .type = MPIDI_BIP_CTL_CREDITS };
+	const struct iovec iov[2] = { { &msg, sizeof(msg) } };
 	int rc;
 
 	if (p->owed < g->ncredits - 1)
 		return 0;
-	rc = ctl_post(node, p, &msg, sizeof(msg));
+	rc = ctl_post(node, p, iov);
 	if (rc == 0)
 		g->cnt.credits_only++;
 	if (rc == -BIP_EPEERGONE) {
@@ -226,7 +241,10 @@ int MPIDI_BIP_send_fifo_drain(int *progress)
 			(*progress)++;
 		}
 		while (p->head && p->credits >= 2) {
-			rc = ctl_post(node, p, p->head->msg, p->head->len);
+			const struct iovec iov[2] = { { p->head->msg,
+							p->head->len } };
+
+			rc = ctl_post(node, p, iov);
 			if (rc == -BIP_EAGAIN)
 				goto fn_exit;
 			BIP_CHECK(rc, "bip_send");

@@ -6,8 +6,10 @@
  * The receiver posts a BIP long receive on a free tag, then tells the sender
  * which (ACK or AM_CTS); BIP has few tags, so a receive finding none waits in
  * the receive FIFO and its answer goes out when it leaves. The sender sends
- * on the named tag; a BIP send slot may be busy, so sends wait in a list
- * until BIP takes them. Transfers to our own rank use the same steps without
+ * on the named tag in BIP's ready mode (the answer proves the receive is
+ * posted, so BIP's own announcement and reply would only add a round trip);
+ * a BIP send slot may be busy, so sends wait in a list until BIP takes
+ * them. Transfers to our own rank use the same steps without
  * BIP: the "send" copies straight into the receive that owns the tag.
  */
 #include "mpidimpl.h"
@@ -148,17 +150,17 @@ static int poll_lsends(int *progress)
 			lsend_self(ls);
 			done = 1;
 		} else if (!ls->posted) {
-			rc = bip_ilsend(g->ep, ls->node, ls->tag, ls->src,
+			rc = bip_irsend(g->ep, ls->node, ls->tag, ls->src,
 					ls->len, &ls->breq);
 			if (rc == -BIP_EAGAIN) {
 				link = &ls->next;
 				continue;
 			}
-			BIP_CHECK(rc, "bip_ilsend");
+			BIP_CHECK(rc, "bip_irsend");
 			ls->posted = true;
 		}
 		if (!done) {
-			rc = bip_test(g->ep, &ls->breq, &done, NULL);
+			rc = bip_test_nopoll(g->ep, &ls->breq, &done, NULL);
 			BIP_CHECK(rc, "long send");
 		}
 		if (!done) {
@@ -192,7 +194,7 @@ static int poll_lrecvs(int *progress)
 			continue;
 		done = lr->done;
 		if (!done && lr->node != g->self) {
-			rc = bip_test(g->ep, &lr->breq, &done, NULL);
+			rc = bip_test_nopoll(g->ep, &lr->breq, &done, NULL);
 			BIP_CHECK(rc, "long receive");
 		}
 		if (!done)

@@ -8,6 +8,14 @@
 #include "bip_state.h"
 
 #include <sched.h>
+#include <time.h>
+
+/* Polls further apart than this are not a wait loop: the caller works in
+ * between (MPI_Test in a compute loop), and must not be slowed. MPICH's own
+ * wait loops poll every 0.2 us or so; an interrupt or a preemption makes a
+ * single gap now and then, hence several in a row are needed. */
+#define IDLE_GAP_NS 1000
+#define IDLE_GAPS 3
 
 MPIDI_BIP_global_t MPIDI_BIP_global;
 
@@ -108,7 +116,8 @@ static int drain_self(int *progress)
 	return mpi_errno;
 }
 
-/* Take every control message out of BIP's queue at once. */
+/* One turn of BIP's NIC program, then every control message out of BIP's
+ * queue at once. */
 static int drain_control(int *progress)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
@@ -117,7 +126,14 @@ static int drain_control(int *progress)
 	MPIDI_BIP_ctl_t h;
 	int mpi_errno = MPI_SUCCESS, len;
 
-	while ((len = bip_peek(g->ep, &data, &st)) >= 0) {
+	/* Credits make an overflow impossible: one means a bug, say so. */
+	len = bip_poll(g->ep);
+	if (len == -BIP_EOVERFLOW)
+		MPL_DBG_MSG(MPIDI_CH4_DBG_GENERAL, VERBOSE,
+			    "bip: small-message queue overflowed");
+	else
+		BIP_CHECK(len, "bip_poll");
+	while ((len = bip_peek_nopoll(g->ep, &data, &st)) >= 0) {
 		memcpy(&h, data, MPL_MIN((size_t)len, sizeof(h)));
 		mpi_errno = dispatch(st.node, data, (size_t)len);
 		bip_consume(g->ep);
@@ -126,16 +142,45 @@ static int drain_control(int *progress)
 		mpi_errno = MPIDI_BIP_ctl_consumed(st.node, &h);
 		MPIR_ERR_CHECK(mpi_errno);
 	}
-	/* Credits make an overflow impossible: one means a bug, say so. */
-	if (len == -BIP_EOVERFLOW)
-		MPL_DBG_MSG(MPIDI_CH4_DBG_GENERAL, VERBOSE,
-			    "bip: small-message queue overflowed");
-	else if (len != -BIP_EAGAIN && len != -BIP_EPEERGONE)
+	if (len != -BIP_EAGAIN && len != -BIP_EPEERGONE)
 		BIP_CHECK(len, "bip_peek");
 fn_exit:
 	return mpi_errno;
 fn_fail:
 	goto fn_exit;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Past the spin phase, give the core away: yield, then sleep on BIP's
+ * doorbell (as BIP_IDLE allows) until traffic comes or a millisecond
+ * passed, so that MPICH's progress still runs now and then. Only while the
+ * caller polls back to back: gaps since the last idle calls mean it works
+ * in between, and its streak of empty polls starts over. Not asleep with
+ * threads: the sleeper would hold MPICH's lock. */
+static void idle(MPIDI_BIP_global_t *g)
+{
+	if (g->idle > g->spin_polls + 1 &&
+	    now_ns() - g->idle_left_ns > IDLE_GAP_NS) {
+		if (++g->idle_gaps == IDLE_GAPS) {
+			g->idle = 0;
+			g->idle_gaps = 0;
+			return;
+		}
+	} else {
+		g->idle_gaps = 0;
+	}
+	if (g->idle > g->yield_polls && !MPIR_ThreadInfo.isThreaded)
+		bip_sleep(g->ep, 1000);
+	else
+		sched_yield();
+	g->idle_left_ns = now_ns();
 }
 
 int MPIDI_BIP_progress(int vci, int blocking)
@@ -152,16 +197,11 @@ int MPIDI_BIP_progress(int vci, int blocking)
 	mpi_errno = MPIDI_BIP_long_progress(&progress);
 	MPIR_ERR_CHECK(mpi_errno);
 	/* MPICH polls in a loop: after a while with nothing to do, give the
-	 * core away - yield, then sleep on BIP's doorbell until traffic. Not
-	 * with threads: the sleeper would hold MPICH's lock. */
-	if (progress) {
+	 * core away. */
+	if (progress)
 		g->idle = 0;
-	} else if (++g->idle > g->spin_polls) {
-		if (g->idle > g->yield_polls && !MPIR_ThreadInfo.isThreaded)
-			bip_idle_wait(g->ep, 1000);
-		else
-			sched_yield();
-	}
+	else if (++g->idle > g->spin_polls)
+		idle(g);
 fn_exit:
 	return mpi_errno;
 fn_fail:

@@ -14,28 +14,25 @@
 
 #define BIP_REQ(req) ((req)->dev.ch4.netmod.bip)
 
+/* Contiguous data goes from the user buffer straight into BIP's slot. */
 static int send_short(int node, MPIDI_BIP_ctl_t *h, const void *buf,
 		      MPI_Aint count, MPI_Datatype datatype, size_t data_sz,
 		      bool contig, MPI_Aint true_lb)
 {
-	char msg[BIP_SMALL_MAX];
+	char packed_data[BIP_SMALL_MAX];
 	MPI_Aint packed;
-	int mpi_errno = MPI_SUCCESS;
+	int mpi_errno;
 
 	h->len = (uint32_t)data_sz;
-	memcpy(msg, h, sizeof(*h));
-	if (contig) {
-		memcpy(msg + sizeof(*h), MPIR_get_contig_ptr(buf, true_lb),
-		       data_sz);
-	} else {
-		mpi_errno = MPIR_Typerep_pack(buf, count, datatype, 0,
-					      msg + sizeof(*h),
-					      (MPI_Aint)data_sz, &packed);
-		MPIR_ERR_CHECK(mpi_errno);
-	}
-	mpi_errno = MPIDI_BIP_ctl_send(node, msg, sizeof(*h) + data_sz);
-fn_fail:
-	return mpi_errno;
+	if (contig)
+		return MPIDI_BIP_ctl_sendv(node, h, sizeof(*h),
+					   MPIR_get_contig_ptr(buf, true_lb),
+					   data_sz);
+	mpi_errno = MPIR_Typerep_pack(buf, count, datatype, 0, packed_data,
+				      (MPI_Aint)data_sz, &packed);
+	if (mpi_errno)
+		return mpi_errno;
+	return MPIDI_BIP_ctl_sendv(node, h, sizeof(*h), packed_data, data_sz);
 }
 
 int MPIDI_BIP_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,

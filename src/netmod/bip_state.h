@@ -191,6 +191,8 @@ typedef struct {
 	unsigned idle;                  /* progress calls with nothing done */
 	unsigned spin_polls;            /* ...before yielding the core */
 	unsigned yield_polls;           /* ...before sleeping on the doorbell */
+	uint64_t idle_left_ns;          /* when the last idle call returned */
+	unsigned idle_gaps;             /* calls in a row after a long gap */
 } MPIDI_BIP_global_t;
 
 extern MPIDI_BIP_global_t MPIDI_BIP_global;
@@ -207,6 +209,8 @@ int MPIDI_BIP_error(int rc, const char *what);
 
 /* bip_credits.c: control messages, credits, send FIFOs, the self queue. */
 int MPIDI_BIP_ctl_send(int node, void *msg, size_t len);
+int MPIDI_BIP_ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
+			size_t data_len);
 void MPIDI_BIP_ctl_arrived(int node, const MPIDI_BIP_ctl_t *ctl);
 int MPIDI_BIP_ctl_consumed(int node, const MPIDI_BIP_ctl_t *ctl);
 int MPIDI_BIP_send_fifo_drain(int *progress);
