@@ -257,7 +257,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		"bip netmod rank %d: short %llu, three-way %llu, rendezvous %llu "
 		"(synchronous %llu, fragments %llu), credits-only %llu (N=%d), "
 		"unexpected %llu (max queued %u), active messages inline %llu, "
-		"announced %llu, to self %llu, send FIFO max %u, receive FIFO max %u | "
+		"announced %llu, to self %llu, send FIFO max %u, receive FIFO max %u, "
+		"idle yields %llu, sleeps %llu | "
 		"BIP: packets %llu sent %llu received, acks %llu, NACKs %llu "
 		"sent %llu received, retransmits %llu, small-queue overflows "
 		"%llu\n",
@@ -271,7 +272,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)c->unexpected, c->unexp_max,
 		(unsigned long long)c->am_short,
 		(unsigned long long)c->am_3way, (unsigned long long)c->to_self,
-		c->sfifo_max, c->rfifo_max,
+		c->sfifo_max, c->rfifo_max, (unsigned long long)c->yields,
+		(unsigned long long)c->sleeps,
 		(unsigned long long)b.packets_sent,
 		(unsigned long long)b.packets_received,
 		(unsigned long long)b.acks_sent,

@@ -176,10 +176,13 @@ static void idle(MPIDI_BIP_global_t *g)
 	} else {
 		g->idle_gaps = 0;
 	}
-	if (g->idle > g->yield_polls && !MPIR_ThreadInfo.isThreaded)
+	if (g->idle > g->yield_polls && !MPIR_ThreadInfo.isThreaded) {
 		bip_sleep(g->ep, 1000);
-	else
+		g->cnt.sleeps++;
+	} else {
 		sched_yield();
+		g->cnt.yields++;
+	}
 	g->idle_left_ns = now_ns();
 }
 

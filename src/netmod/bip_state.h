@@ -158,6 +158,7 @@ typedef struct {
 	uint64_t unexpected;     /* messages that arrived before a receive */
 	uint64_t am_short, am_3way;
 	uint64_t to_self;        /* control messages to our own rank */
+	uint64_t yields, sleeps; /* the idle policy at work */
 	unsigned sfifo_depth, sfifo_max;  /* send FIFOs, all peers */
 	unsigned rfifo_depth, rfifo_max;  /* receive FIFO (waiting for a tag) */
 	unsigned unexp_depth, unexp_max;
