@@ -25,6 +25,7 @@ static int slot_alloc(struct bipfw *fw, int peer)
 	s->sent = 0;
 	s->direct = false;
 	s->ready = false;
+	s->fin = false;
 	s->raddr = 0;
 	return i;
 }
