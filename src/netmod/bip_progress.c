@@ -10,12 +10,14 @@
 #include <sched.h>
 #include <time.h>
 
-/* Polls further apart than this are not a wait loop: the caller works in
+/* Calls further apart than this are not a wait loop: the caller works in
  * between (MPI_Test in a compute loop), and must not be slowed. MPICH's own
- * wait loops poll every 0.2 us or so; an interrupt or a preemption makes a
- * single gap now and then, hence several in a row are needed. */
+ * wait loops come back within 0.5 us, within 1-2 us after a sleep (cold
+ * caches); an interrupt or a preemption makes a long gap now and then,
+ * hence several in a row are needed. */
 #define IDLE_GAP_NS 1000
-#define IDLE_GAPS 3
+#define IDLE_GAP_SLEPT_NS 10000
+#define IDLE_GAPS 4
 
 MPIDI_BIP_global_t MPIDI_BIP_global;
 
@@ -161,13 +163,15 @@ static uint64_t now_ns(void)
 /* Past the spin phase, give the core away: yield, then sleep on BIP's
  * doorbell (as BIP_IDLE allows) until traffic comes or a millisecond
  * passed, so that MPICH's progress still runs now and then. Only while the
- * caller polls back to back: gaps since the last idle calls mean it works
- * in between, and its streak of empty polls starts over. Not asleep with
- * threads: the sleeper would hold MPICH's lock. */
-static void idle(MPIDI_BIP_global_t *g)
+ * caller comes back at once: gaps between our idle calls (from the end of
+ * one to the start of the next) mean it works in between, and its streak
+ * of empty polls starts over. Not asleep with threads: the sleeper would
+ * hold MPICH's lock. */
+static void idle(MPIDI_BIP_global_t *g, uint64_t entered_ns)
 {
-	if (g->idle > g->spin_polls + 1 &&
-	    now_ns() - g->idle_left_ns > IDLE_GAP_NS) {
+	uint64_t gap = g->idle_slept ? IDLE_GAP_SLEPT_NS : IDLE_GAP_NS;
+
+	if (g->idle > g->spin_polls + 1 && entered_ns - g->idle_left_ns > gap) {
 		if (++g->idle_gaps == IDLE_GAPS) {
 			g->idle = 0;
 			g->idle_gaps = 0;
@@ -176,7 +180,8 @@ static void idle(MPIDI_BIP_global_t *g)
 	} else {
 		g->idle_gaps = 0;
 	}
-	if (g->idle > g->yield_polls && !MPIR_ThreadInfo.isThreaded) {
+	g->idle_slept = g->idle > g->yield_polls && !MPIR_ThreadInfo.isThreaded;
+	if (g->idle_slept) {
 		bip_sleep(g->ep, 1000);
 		g->cnt.sleeps++;
 	} else {
@@ -190,6 +195,8 @@ int MPIDI_BIP_progress(int vci, int blocking)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	int mpi_errno = MPI_SUCCESS, progress = 0;
+	/* The clock only once the spinning is over: it costs a poll's time. */
+	uint64_t entered_ns = g->idle >= g->spin_polls ? now_ns() : 0;
 
 	mpi_errno = drain_control(&progress);
 	MPIR_ERR_CHECK(mpi_errno);
@@ -204,7 +211,7 @@ int MPIDI_BIP_progress(int vci, int blocking)
 	if (progress)
 		g->idle = 0;
 	else if (++g->idle > g->spin_polls)
-		idle(g);
+		idle(g, entered_ns);
 fn_exit:
 	return mpi_errno;
 fn_fail:

@@ -194,6 +194,7 @@ typedef struct {
 	unsigned yield_polls;           /* ...before sleeping on the doorbell */
 	uint64_t idle_left_ns;          /* when the last idle call returned */
 	unsigned idle_gaps;             /* calls in a row after a long gap */
+	bool idle_slept;                /* the last idle call slept */
 } MPIDI_BIP_global_t;
 
 extern MPIDI_BIP_global_t MPIDI_BIP_global;
