@@ -53,6 +53,7 @@ enum bip_error {
 	BIP_ESTATE,   /* call not valid in this state (e.g. node not connected) */
 	BIP_ENOREQ,   /* request handle not in use */
 	BIP_ENOTREADY,/* ready-mode send: no receive was posted on the tag */
+	BIP_ETIMEDOUT,/* bip_close: sends still unacknowledged at its timeout */
 	BIP_NERRORS
 };
 

@@ -22,6 +22,8 @@ static const char *const messages[BIP_NERRORS] = {
 	[BIP_ENOREQ] = "request not in use",
 	[BIP_ENOTREADY] = "ready-mode send, but no receive was posted on the "
 			  "tag (the message was dropped)",
+	[BIP_ETIMEDOUT] = "sends still unacknowledged when the close timeout "
+			  "expired (their peers may not have received them)",
 };
 
 const char *bip_strerror(int err)

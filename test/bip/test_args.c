@@ -53,7 +53,6 @@ static void test_open_params(void)
 	EXPECT(bip_open(&p, &ep), -BIP_ENODE);
 	p = (struct bip_open_params){ .node = 0, .nnodes = 0 };
 	EXPECT(bip_open(&p, &ep), -BIP_ENODE);
-	/* A malformed knob is refused with its name in the log. */
 	setenv("BIP_SMALL_QUEUE", "lots", 1);
 	p = (struct bip_open_params){ .node = 0, .nnodes = 1, .job_key = 99 };
 	EXPECT(bip_open(&p, &ep), -BIP_EINVAL);
@@ -61,6 +60,67 @@ static void test_open_params(void)
 	EXPECT(bip_open(&p, &ep), -BIP_EINVAL);
 	unsetenv("BIP_SMALL_QUEUE");
 	EXPECT(bip_close(NULL), -BIP_EINVAL);
+}
+
+/* Cards come from other processes: every malformed one is refused with
+ * -BIP_ECARD, none is half-read, and an oversized field never overruns a
+ * buffer. The variants are made from this endpoint's own card, so they
+ * follow its format: the settings before the wire part, then the wire. */
+static void test_cards(void)
+{
+	static const char *const bad_wire[] = {
+		"", "shm,", "shm,%s", "shm,%s,1", "shm,%s,1,1",
+		"shm,%s,1,1,0123456789abcdef,extra",
+		"shm,%s,-1,1,0123456789abcdef", "shm,%s,1,-1,0123456789abcdef",
+		"shm,%s,1,99999999999999999999,0123456789abcdef",
+		"shm,%s,1,1,0123456789abcdef0", "shm,%s,1,1,0x123",
+		"shm,%s,1,1,ABCDEF", "shm,,1,1,0123456789abcdef",
+		"tcp,%s,1,1,0123456789abcdef", "shm,%s,1 ,1,0123456789abcdef",
+	};
+	static const char *const bad_settings[] = {
+		"", "nonsense;", "bip1;", "bip1;-4096;", "bip1;4096x;",
+		"bip1;999999999999999999999999;",
+	};
+	struct bip_open_params p = { .node = 0, .nnodes = 2, .job_key = 7 };
+	char own[BIP_CARD_MAX], host[80], pre[BIP_CARD_MAX];
+	char card[BIP_CARD_MAX + 600], wire[BIP_CARD_MAX];
+	const char *w;
+	bip_ep_t *ep;
+	int rc;
+
+	EXPECT(bip_open(&p, &ep), 0);
+	EXPECT(bip_card(ep, own, sizeof(own)), 0);
+	w = strstr(own, "shm,");
+	if (!w || sscanf(w, "shm,%79[^,]", host) != 1) {
+		fprintf(stderr, "own card \"%s\" has no shm part\n", own);
+		failures++;
+		bip_close(ep);
+		return;
+	}
+	snprintf(pre, sizeof(pre), "%.*s", (int)(w - own), own);
+	for (size_t i = 0; i < sizeof(bad_wire) / sizeof(bad_wire[0]); i++) {
+		snprintf(wire, sizeof(wire), bad_wire[i], host);
+		snprintf(card, sizeof(card), "%s%s", pre, wire);
+		rc = bip_connect(ep, 1, card);
+		if (rc != -BIP_ECARD) {
+			fprintf(stderr, "card \"%s\": %s, want %s\n", card,
+				bip_strerror(rc), bip_strerror(-BIP_ECARD));
+			failures++;
+		}
+	}
+	for (size_t i = 0; i < sizeof(bad_settings) / sizeof(bad_settings[0]);
+	     i++) {
+		snprintf(card, sizeof(card), "%s%s", bad_settings[i], w);
+		EXPECT(bip_connect(ep, 1, card), -BIP_ECARD);
+	}
+	/* A host name far longer than any host's, as a hostile peer could
+	 * publish through PMI. */
+	rc = snprintf(card, sizeof(card), "%sshm,", pre);
+	memset(card + rc, 'h', 500);
+	snprintf(card + rc + 500, sizeof(card) - (size_t)rc - 500,
+		 ",1,1,0000000000000007");
+	EXPECT(bip_connect(ep, 1, card), -BIP_ECARD);
+	EXPECT(bip_close(ep), 0);
 }
 
 /* Ready mode: refused when no receive is posted, truncation on both
@@ -103,6 +163,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "noenv") == 0) {
 		EXPECT(bip_init(&ep), -BIP_EBOOT);
 		test_open_params();
+		test_cards();
 		printf("bootstrap and parameter errors: %s\n",
 		       failures ? "FAILED" : "ok");
 		return failures != 0;

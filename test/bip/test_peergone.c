@@ -7,8 +7,10 @@
  *   kill-after-init: node 1 is killed by SIGKILL (bip_run then ends the job).
  *   kill-before-init: node 1 is killed before it attaches anything.
  *   check-unlinked:  after bip_init no segment of the job is still named.
+ *   close-timeout:   node 1 stops polling; node 0's bip_close, with sends
+ *                    that node 1 never acknowledged, must say so (run with
+ *                    a short BIP_CLOSE_TIMEOUT_MS).
  */
-#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,23 +25,18 @@ static int fail(const char *what, int rc)
 	return 1;
 }
 
-/* Count /dev/shm names of this job: "bip-UID-KEY-*", KEY from our card. */
-static int job_segments(bip_ep_t *ep)
+/* BIP segments this process maps whose name is still in /dev/shm (the
+ * kernel marks a mapping "(deleted)" once its name is unlinked). */
+static int named_segments(void)
 {
-	char card[BIP_CARD_MAX], prefix[64];
-	const char *key;
-	struct dirent *e;
-	DIR *d;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
 	int n = 0;
 
-	bip_card(ep, card, sizeof(card));
-	key = strrchr(card, ',') + 1;
-	snprintf(prefix, sizeof(prefix), "bip-%u-%s-", (unsigned)getuid(), key);
-	d = opendir("/dev/shm");
-	while (d && (e = readdir(d)))
-		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
-	if (d)
-		closedir(d);
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, "/dev/shm/bip-") && !strstr(line, "(deleted)");
+	if (f)
+		fclose(f);
 	return n;
 }
 
@@ -57,7 +54,7 @@ int main(int argc, char **argv)
 	if ((rc = bip_init(&ep)))
 		return fail("bip_init", rc);
 	if (strcmp(mode, "check-unlinked") == 0) {
-		int n = job_segments(ep);
+		int n = named_segments();
 
 		bip_close(ep);
 		if (n) {
@@ -65,6 +62,20 @@ int main(int argc, char **argv)
 				n);
 			return 1;
 		}
+		return 0;
+	}
+	if (strcmp(mode, "close-timeout") == 0) {
+		if (bip_node(ep) == 1) {
+			sleep(3); /* no progress: nothing is acknowledged */
+			bip_close(ep);
+			return 0;
+		}
+		if ((rc = bip_send(ep, 1, buf, 10)))
+			return fail("send", rc);
+		rc = bip_close(ep);
+		if (rc != -BIP_ETIMEDOUT)
+			return fail("bip_close with unacknowledged sends", rc);
+		printf("bip_close reported the unacknowledged send\n");
 		return 0;
 	}
 	if (bip_node(ep) == 1) {

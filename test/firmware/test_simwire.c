@@ -558,6 +558,34 @@ static void test_ready(void)
 	duo_close(&d);
 }
 
+/* A refused ready-mode message is skipped to its last packet, and no
+ * further: the next message on its slot may carry the same id (the slot's
+ * generation is kept modulo 65536 in it) and must be delivered. */
+static void test_ready_same_id(void)
+{
+	static uint8_t src[3 * PKT], dst[3 * PKT];
+	struct duo d;
+	size_t got = 0;
+	unsigned slot;
+	int rrc, rc;
+
+	for (size_t k = 0; k < sizeof(src); k++)
+		src[k] = (uint8_t)(k * 11 + 5);
+	duo_open(&d, false);
+	rc = ready_once(&d, src, 2 * PKT + 9, dst, SIZE_MAX, &rrc, &got);
+	CHECK(rc == -BIP_ENOTREADY, "no receive posted: send %s",
+	      bip_strerror(rc));
+	/* The freed slot is taken next; 65535 more makes it 65536 on. */
+	slot = d.fw[0]->free_slot;
+	d.fw[0]->slots[slot].gen += 0xffff;
+	rc = ready_once(&d, src, 2 * PKT + 9, dst, sizeof(dst), &rrc, &got);
+	CHECK(rc == 1 && rrc == 1 && got == 2 * PKT + 9 &&
+		      memcmp(src, dst, got) == 0,
+	      "a ready message with a refused one's id: send %s, receive %s",
+	      bip_strerror(rc), bip_strerror(rrc));
+	duo_close(&d);
+}
+
 /* Ready-mode messages over a wire that loses, duplicates, reorders and
  * corrupts: every one arrives whole, exactly once, and both sides finish
  * (the verdict is resent like any packet). */
@@ -663,6 +691,22 @@ static void test_malformed_data(void)
 		CHECK(area[i] == 0xee && area[32 + 4096 + i] == 0xee,
 		      "guard byte %zu overwritten", i);
 	CHECK(r->received == 0, "forged data counted");
+	/* Data must come in order: the same half twice does not make the
+	 * whole message. */
+	for (int k = 0; k < 2; k++) {
+		struct bip_pkt_hdr h = {
+			.job_key = 0xb1b0cafe, .version = BIP_WIRE_VERSION,
+			.type = BIP_PKT_LONG_DATA, .src = 0, .dst = 1,
+			.seq = d.fw[1]->peers[0].rx.expected, .len = 1500,
+			.tag = 0, .msg_id = r->msg_id, .offset = 0,
+		};
+
+		simwire_inject(d.net, 1, &h, src, 1500);
+		bipfw_step(d.fw[1]);
+	}
+	CHECK(r->state == BIPFW_LRECV_ACTIVE && r->received == 1500,
+	      "a repeated offset was taken: state %u, %zu bytes received",
+	      r->state, r->received);
 	duo_close(&d);
 }
 
@@ -752,6 +796,7 @@ int main(void)
 	test_truncation();
 	test_ready();
 	test_ready_lossy();
+	test_ready_same_id();
 	test_peer_death();
 	test_host_errors();
 	test_malformed_data();
