@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bip_field.h"
 #include "bip_impl.h"
 #include "log.h"
 #include "pmi.h"
@@ -97,23 +98,25 @@ int bip_card(bip_ep_t *ep, char *buf, size_t len)
 static const char *card_settings(const bip_ep_t *ep, int node,
 				 const char *card)
 {
-	size_t packet;
-	unsigned tags;
-	int n = 0;
+	const char *p = card;
+	uint64_t packet, tags;
 
-	if (sscanf(card, CARD_VERSION ";%zu;%u;%n", &packet, &tags, &n) != 2 ||
-	    !n) {
+	if (!bip_field_lit(&p, ';', CARD_VERSION) ||
+	    !bip_field_uint(&p, ';', 10, SIZE_MAX, &packet) ||
+	    !bip_field_uint(&p, ';', 10, UINT32_MAX, &tags)) {
 		bip_err("card for node %d is not a BIP card: \"%.40s\"", node,
 			card);
 		return NULL;
 	}
 	if (packet != ep->k.packet_size || tags != ep->k.long_tags) {
-		bip_err("node %d uses BIP_PACKET_SIZE=%zu BIP_LONG_TAGS=%u, "
+		bip_err("node %d uses BIP_PACKET_SIZE=%llu BIP_LONG_TAGS=%llu, "
 			"this node %zu and %u: every node must use the same",
-			node, packet, tags, ep->k.packet_size, ep->k.long_tags);
+			node, (unsigned long long)packet,
+			(unsigned long long)tags, ep->k.packet_size,
+			ep->k.long_tags);
 		return NULL;
 	}
-	return card + n;
+	return p;
 }
 
 int bip_connect(bip_ep_t *ep, int node, const char *card)

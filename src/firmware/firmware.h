@@ -11,6 +11,7 @@
 #ifndef BIP_FIRMWARE_H
 #define BIP_FIRMWARE_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -176,6 +177,13 @@ int bipfw_shm_open(const struct bipfw_shm_params *params,
 		   struct bipfw_shm **shm_p);
 /* This process's address on the wire: "shm,HOST,PID,NODE,KEY". */
 int bipfw_shm_card(const struct bipfw_shm *shm, char *buf, size_t len);
+/* A card's fields, read strictly: 0 or -BIP_ECARD. */
+struct bipfw_shm_card {
+	char host[HOST_NAME_MAX + 1];
+	int pid, node;
+	uint64_t job_key;
+};
+int bipfw_shm_card_parse(const char *card, struct bipfw_shm_card *c);
 /* Attach a peer's segment. -BIP_EWIRE if the card is of another host. */
 int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card);
 /* Tell peers we are gone, unmap, and unlink what is still linked. */

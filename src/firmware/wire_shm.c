@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "bip.h"
+#include "bip_field.h"
 #include "firmware.h"
 #include "log.h"
 
@@ -324,12 +325,27 @@ static int map_peer(struct bipfw_shm *shm, int peer, struct shm_peer *pp)
 	return 0;
 }
 
+int bipfw_shm_card_parse(const char *card, struct bipfw_shm_card *c)
+{
+	const char *p = card;
+	uint64_t pid, node;
+
+	if (!bip_field_lit(&p, ',', "shm") ||
+	    !bip_field_str(&p, ',', NULL, c->host, sizeof(c->host)) ||
+	    !bip_field_uint(&p, ',', 10, INT32_MAX, &pid) || !pid ||
+	    !bip_field_uint(&p, ',', 10, 0xffff, &node) ||
+	    !bip_field_uint(&p, '\0', 16, UINT64_MAX, &c->job_key) || *p)
+		return -BIP_ECARD;
+	c->pid = (int)pid;
+	c->node = (int)node;
+	return 0;
+}
+
 int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 {
 	struct shm_peer *pp;
-	char host[HOST_NAME_MAX + 1];
-	int pid, node, rc;
-	uint64_t key;
+	struct bipfw_shm_card c;
+	int rc;
 	struct seg_hdr *s;
 
 	if (peer < 0 || peer >= shm->p.nnodes || peer == shm->p.node)
@@ -337,14 +353,14 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 	pp = &shm->peers[peer];
 	if (pp->seg)
 		return -BIP_ESTATE;
-	if (sscanf(card, "shm,%255[^,],%d,%d,%" SCNx64, host, &pid, &node,
-		   &key) != 4)
-		return -BIP_ECARD;
-	if (strcmp(host, shm->host) != 0)
+	rc = bipfw_shm_card_parse(card, &c);
+	if (rc)
+		return rc;
+	if (strcmp(c.host, shm->host) != 0)
 		return -BIP_EWIRE;
-	if (node != peer || key != shm->p.job_key) {
+	if (c.node != peer || c.job_key != shm->p.job_key) {
 		bip_err("card of node %d/job %016" PRIx64 " given for node %d",
-			node, key, peer);
+			c.node, c.job_key, peer);
 		return -BIP_ECARD;
 	}
 	rc = map_peer(shm, peer, pp);
