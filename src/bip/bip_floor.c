@@ -219,5 +219,8 @@ int main(int argc, char **argv)
 		else
 			printf("cma_MBps %zu %.1f\n", sizes[i], cma);
 	}
+	free(src);
+	free(dst);
+	munmap(sh, sizeof(*sh));
 	return 0;
 }

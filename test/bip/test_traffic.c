@@ -295,5 +295,10 @@ int main(int argc, char **argv)
 		       (unsigned long long)c.acks_sent);
 	}
 	rc = bip_close(ep);
+	for (int s = 0; s < nn; s++)
+		for (int t = 0; t < per; t++)
+			free(peers[s].rbuf[t]);
+	free(peers);
+	free(sbuf);
 	return rc ? 1 : 0;
 }
