@@ -186,6 +186,13 @@ struct bipfw_shm_card {
 int bipfw_shm_card_parse(const char *card, struct bipfw_shm_card *c);
 /* Attach a peer's segment. -BIP_EWIRE if the card is of another host. */
 int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card);
+/* What connect does once the peer's segment is mapped: copy its header,
+ * check the copy against the card's pid and this job, and take the ring
+ * geometry from the copy. Tests and fuzzers hand it memory of their own. */
+int bipfw_shm_attach(struct bipfw_shm *shm, int peer, int pid, void *seg,
+		     size_t size);
+/* Where packets from src arrive in our own segment (tests, fuzzers). */
+void *bipfw_shm_inbound(struct bipfw_shm *shm, int src, size_t *len_p);
 /* Tell peers we are gone, unmap, and unlink what is still linked. */
 void bipfw_shm_close(struct bipfw_shm *shm);
 /* Name of a node's segment in /dev/shm (without the leading '/'), and the

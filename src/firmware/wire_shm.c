@@ -32,8 +32,15 @@
 #define SEG_VERSION 1
 #define CACHELINE 64
 
-/* Segment header; the rings follow at ring_off. */
-struct seg_hdr {
+#define RING_OFF 4096 /* the rings start on the second page */
+#define RING_SLOTS_MAX 65536
+
+/*
+ * What the owner writes once, before any peer can know the segment's name.
+ * A peer copies it, checks the copy and uses only the copy: any process
+ * that maps the segment can rewrite the original at any time.
+ */
+struct seg_info {
 	uint64_t magic;
 	uint32_t version;
 	uint32_t nnodes;
@@ -44,12 +51,19 @@ struct seg_hdr {
 	uint32_t slot_size;
 	uint32_t nslots;
 	uint64_t ring_off, ring_size;
+};
+
+/* Segment header; the rings follow at RING_OFF. */
+struct seg_hdr {
+	struct seg_info info;
 	_Atomic uint32_t attached; /* peers that mapped it */
 	_Atomic uint32_t closed;   /* owner closed its endpoint */
 	/* The doorbell sits on a line of its own: senders read it often. */
 	_Alignas(CACHELINE) _Atomic uint32_t sleeping;
 	_Atomic uint32_t doorbell;
 };
+
+_Static_assert(sizeof(struct seg_hdr) <= RING_OFF, "header fits its page");
 
 /*
  * A ring of fixed-size slots, each a packet header and its payload. The
@@ -73,12 +87,13 @@ struct shm_peer {
 	struct seg_hdr *seg; /* the peer's segment, mapped */
 	size_t size;
 	struct ring *out;    /* our ring inside it */
-	uint32_t nslots;     /* its geometry, checked once at connect */
+	uint32_t nslots;     /* its geometry, from the checked copy */
 	uint32_t slot_size;
 	uint64_t head;       /* our next write position in out */
 	uint64_t tail_seen;  /* last tail read from out */
 	pid_t pid;
 	bool cma;
+	bool mapped;         /* seg is ours to unmap (not a test's memory) */
 };
 
 struct bipfw_shm {
@@ -95,12 +110,19 @@ struct bipfw_shm {
 	bool linked;      /* our name is still in /dev/shm */
 };
 
-static struct ring *ring_at(struct seg_hdr *seg, int src)
+/* The ring for packets from src in the segment of owner, whose ring size
+ * is known privately (never read back from the segment). */
+static struct ring *ring_at(void *seg, int owner, size_t ring_size, int src)
 {
-	int idx = src < seg->node ? src : src - 1;
+	int idx = src < owner ? src : src - 1;
 
-	return (struct ring *)((uint8_t *)seg + seg->ring_off +
-			       (size_t)idx * seg->ring_size);
+	return (struct ring *)((uint8_t *)seg + RING_OFF +
+			       (size_t)idx * ring_size);
+}
+
+static size_t ring_bytes(uint32_t slot_size, uint32_t nslots)
+{
+	return sizeof(struct ring) + (size_t)slot_size * nslots;
 }
 
 void bipfw_shm_prefix(char *buf, size_t len, uint64_t job_key)
@@ -157,7 +179,7 @@ again:
 
 		if (old >= 0) {
 			if (pread(old, &h, sizeof(h), 0) != sizeof(h) ||
-			    !pid_alive(h.pid)) {
+			    !pid_alive(h.info.pid)) {
 				bip_warn("removing stale segment /dev/shm%s",
 					 name);
 				shm_unlink(name);
@@ -196,13 +218,15 @@ int bipfw_shm_open(const struct bipfw_shm_params *params,
 		   struct bipfw_shm **shm_p)
 {
 	struct bipfw_shm *shm;
-	struct seg_hdr *h;
-	size_t ring_size, ring_off = 4096;
+	struct seg_info *h;
+	size_t ring_size;
 	char name[80];
 	int rc, n = params->nnodes;
 
 	if (n < 1 || params->node < 0 || params->node >= n ||
-	    params->ring_slots < 2 || params->packet_size < BIP_SMALL_MAX)
+	    params->ring_slots < 2 || params->ring_slots > RING_SLOTS_MAX ||
+	    params->packet_size < BIP_SMALL_MAX ||
+	    params->packet_size > UINT32_MAX / 2)
 		return -BIP_EINVAL;
 	shm = calloc(1, sizeof(*shm));
 	if (!shm)
@@ -213,9 +237,8 @@ int bipfw_shm_open(const struct bipfw_shm_params *params,
 	shm->slot_size = (uint32_t)((sizeof(struct bip_pkt_hdr) +
 				     params->packet_size + 2 * CACHELINE - 1) &
 				    ~(size_t)(2 * CACHELINE - 1));
-	ring_size = sizeof(struct ring) +
-		    (size_t)shm->slot_size * params->ring_slots;
-	shm->size = ring_off + ring_size * (size_t)(n - 1);
+	ring_size = ring_bytes(shm->slot_size, params->ring_slots);
+	shm->size = RING_OFF + ring_size * (size_t)(n - 1);
 	shm->peers = calloc((size_t)n, sizeof(*shm->peers));
 	shm->tails = calloc((size_t)n, sizeof(*shm->tails));
 	shm->in = calloc((size_t)n, sizeof(*shm->in));
@@ -233,7 +256,7 @@ int bipfw_shm_open(const struct bipfw_shm_params *params,
 	if (rc)
 		goto fail;
 	shm->linked = true;
-	h = shm->self;
+	h = &shm->self->info;
 	h->magic = SEG_MAGIC;
 	h->version = SEG_VERSION;
 	h->nnodes = (uint32_t)n;
@@ -243,11 +266,12 @@ int bipfw_shm_open(const struct bipfw_shm_params *params,
 	h->self_addr = (uint64_t)(uintptr_t)h;
 	h->slot_size = shm->slot_size;
 	h->nslots = params->ring_slots;
-	h->ring_off = ring_off;
+	h->ring_off = RING_OFF;
 	h->ring_size = ring_size;
 	for (int src = 0; src < n; src++)
 		if (src != params->node)
-			shm->in[src] = ring_at(h, src);
+			shm->in[src] = ring_at(shm->self, params->node,
+					       ring_size, src);
 	if (n == 1) {
 		shm_unlink(name);
 		shm->linked = false;
@@ -271,12 +295,11 @@ int bipfw_shm_card(const struct bipfw_shm *shm, char *buf, size_t len)
 }
 
 /* Can we read the peer's memory? Read its segment magic where it mapped it. */
-static bool cma_works(struct shm_peer *pp)
+static bool cma_works(struct shm_peer *pp, uint64_t addr)
 {
 	uint64_t magic = 0;
 	struct iovec local = { &magic, sizeof(magic) };
-	struct iovec remote = { (void *)(uintptr_t)pp->seg->self_addr,
-				sizeof(magic) };
+	struct iovec remote = { (void *)(uintptr_t)addr, sizeof(magic) };
 
 	if (process_vm_readv(pp->pid, &local, 1, &remote, 1, 0) !=
 	    sizeof(magic)) {
@@ -288,14 +311,12 @@ static bool cma_works(struct shm_peer *pp)
 	return magic == SEG_MAGIC;
 }
 
-static int map_peer(struct bipfw_shm *shm, int peer, struct shm_peer *pp)
+static int map_peer(const char *name, int peer, void **seg_p,
+		    size_t *size_p)
 {
-	char name[80];
 	struct stat st;
 	int fd;
 
-	name[0] = '/';
-	bipfw_shm_name(name + 1, sizeof(name) - 1, shm->p.job_key, peer);
 	fd = shm_open(name, O_RDWR, 0);
 	if (fd < 0) {
 		bip_err("cannot attach node %d's segment /dev/shm%s: %s", peer,
@@ -308,20 +329,66 @@ static int map_peer(struct bipfw_shm *shm, int peer, struct shm_peer *pp)
 		close(fd);
 		return -BIP_ECARD;
 	}
-	pp->size = (size_t)st.st_size;
-	pp->seg = mmap(NULL, pp->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		       0);
+	*size_p = (size_t)st.st_size;
+	*seg_p = mmap(NULL, *size_p, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
-	if (pp->seg == MAP_FAILED) {
-		pp->seg = NULL;
+	if (*seg_p == MAP_FAILED) {
+		*seg_p = NULL;
 		bip_err("cannot map node %d's segment: %s", peer,
 			strerror(errno));
 		return -BIP_ESYS;
 	}
-	/* Last to attach removes the name: a crash then leaves nothing. */
-	if (atomic_fetch_add(&pp->seg->attached, 1) + 1 ==
-	    pp->seg->nnodes - 1)
-		shm_unlink(name);
+	return 0;
+}
+
+/* Check a copy of a peer's segment header against what this job expects,
+ * overflow-safe; the segment is size bytes long. */
+static int seg_info_check(const struct bipfw_shm *shm, int peer, int pid,
+			  const struct seg_info *h, size_t size)
+{
+	uint64_t rings = (uint64_t)(shm->p.nnodes - 1);
+
+	if (h->magic != SEG_MAGIC || h->version != SEG_VERSION ||
+	    h->job_key != shm->p.job_key || h->node != peer ||
+	    h->nnodes != (uint32_t)shm->p.nnodes || h->pid != pid) {
+		bip_err("node %d's segment does not belong to this job", peer);
+		return -BIP_ECARD;
+	}
+	/* The packet size is agreed (card), so the slot size is ours; the
+	 * ring length is the owner's choice within the knob's range. */
+	if (h->slot_size != shm->slot_size || h->nslots < 2 ||
+	    h->nslots > RING_SLOTS_MAX || h->ring_off != RING_OFF ||
+	    h->ring_size != ring_bytes(h->slot_size, h->nslots) ||
+	    size < RING_OFF || (size - RING_OFF) / rings < h->ring_size) {
+		bip_err("node %d's segment has a malformed geometry (slots %u "
+			"of %u bytes in %zu bytes)",
+			peer, h->nslots, h->slot_size, size);
+		return -BIP_ECARD;
+	}
+	return 0;
+}
+
+int bipfw_shm_attach(struct bipfw_shm *shm, int peer, int pid, void *seg,
+		     size_t size)
+{
+	struct shm_peer *pp = &shm->peers[peer];
+	struct seg_info h;
+	int rc;
+
+	if (size < sizeof(struct seg_hdr))
+		return -BIP_ECARD;
+	memcpy(&h, seg, sizeof(h));
+	rc = seg_info_check(shm, peer, pid, &h, size);
+	if (rc)
+		return rc;
+	pp->seg = seg;
+	pp->size = size;
+	pp->pid = h.pid;
+	pp->nslots = h.nslots;
+	pp->slot_size = h.slot_size;
+	pp->out = ring_at(seg, peer, h.ring_size, shm->p.node);
+	pp->head = pp->tail_seen = atomic_load(&pp->out->tail);
+	pp->cma = shm->p.cma && cma_works(pp, h.self_addr);
 	return 0;
 }
 
@@ -345,8 +412,10 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 {
 	struct shm_peer *pp;
 	struct bipfw_shm_card c;
+	char name[80];
+	void *seg;
+	size_t size;
 	int rc;
-	struct seg_hdr *s;
 
 	if (peer < 0 || peer >= shm->p.nnodes || peer == shm->p.node)
 		return -BIP_ENODE;
@@ -363,42 +432,22 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 			c.node, c.job_key, peer);
 		return -BIP_ECARD;
 	}
-	rc = map_peer(shm, peer, pp);
+	name[0] = '/';
+	bipfw_shm_name(name + 1, sizeof(name) - 1, shm->p.job_key, peer);
+	rc = map_peer(name, peer, &seg, &size);
 	if (rc)
 		return rc;
-	s = pp->seg;
-	/* Check the geometry once, overflow-safe, and keep our own copy: the
-	 * peer's header is not read again on the send path. */
-	if (s->magic != SEG_MAGIC || s->version != SEG_VERSION ||
-	    s->job_key != shm->p.job_key || s->node != peer ||
-	    s->nnodes != (uint32_t)shm->p.nnodes || s->nslots < 2 ||
-	    s->slot_size < sizeof(struct bip_pkt_hdr) ||
-	    s->ring_size < sizeof(struct ring) ||
-	    (s->ring_size - sizeof(struct ring)) / s->nslots < s->slot_size ||
-	    s->ring_off > pp->size ||
-	    (pp->size - s->ring_off) / (s->nnodes - 1) < s->ring_size) {
-		bip_err("node %d's segment does not belong to this job", peer);
-		rc = -BIP_ECARD;
-		goto unmap;
+	rc = bipfw_shm_attach(shm, peer, c.pid, seg, size);
+	if (rc) {
+		munmap(seg, size);
+		return rc;
 	}
-	if (s->slot_size < sizeof(struct bip_pkt_hdr) + shm->p.packet_size) {
-		bip_err("node %d has a smaller BIP_PACKET_SIZE; every node "
-			"must use the same value",
-			peer);
-		rc = -BIP_EINVAL;
-		goto unmap;
-	}
-	pp->pid = s->pid;
-	pp->nslots = s->nslots;
-	pp->slot_size = s->slot_size;
-	pp->out = ring_at(s, shm->p.node);
-	pp->head = pp->tail_seen = atomic_load(&pp->out->tail);
-	pp->cma = shm->p.cma && cma_works(pp);
+	pp->mapped = true;
+	/* Last to attach removes the name: a crash then leaves nothing. */
+	if (atomic_fetch_add(&pp->seg->attached, 1) + 1 ==
+	    (uint32_t)shm->p.nnodes - 1)
+		shm_unlink(name);
 	return 0;
-unmap:
-	munmap(pp->seg, pp->size);
-	pp->seg = NULL;
-	return rc;
 }
 
 void bipfw_shm_close(struct bipfw_shm *shm)
@@ -408,7 +457,7 @@ void bipfw_shm_close(struct bipfw_shm *shm)
 	if (!shm)
 		return;
 	for (int i = 0; shm->peers && i < shm->p.nnodes; i++)
-		if (shm->peers[i].seg)
+		if (shm->peers[i].mapped)
 			munmap(shm->peers[i].seg, shm->peers[i].size);
 	if (shm->self) {
 		atomic_store(&shm->self->closed, 1);
@@ -424,6 +473,12 @@ void bipfw_shm_close(struct bipfw_shm *shm)
 	free(shm->in);
 	free(shm->tails);
 	free(shm);
+}
+
+void *bipfw_shm_inbound(struct bipfw_shm *shm, int src, size_t *len_p)
+{
+	*len_p = ring_bytes(shm->slot_size, shm->p.ring_slots);
+	return shm->in[src];
 }
 
 /* --- wire operations ---------------------------------------------------- */
@@ -460,10 +515,11 @@ static int shm_tx(void *ctx, int peer, const struct bip_pkt_hdr *hdr,
 	return 0;
 }
 
+/* Our own geometry, from our private copy: peers can write our header. */
 static uint8_t *next_slot(struct bipfw_shm *shm, int src)
 {
 	return shm->in[src]->slots +
-	       (shm->tails[src] % shm->self->nslots) * shm->self->slot_size;
+	       (shm->tails[src] % shm->p.ring_slots) * shm->slot_size;
 }
 
 static bool ring_ready(struct bipfw_shm *shm, int src)
