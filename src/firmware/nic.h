@@ -221,6 +221,7 @@ struct bipfw_peer {
 	struct bipfw_list cts;        /* tags owing this peer a CTS */
 	struct bipfw_list refused;    /* ready messages refused (rts pool) */
 	uint32_t discard_msg;         /* ready message being dropped... */
+	uint64_t discard_end;         /* ...up to its last byte... */
 	bool discarding;              /* ...while this is set */
 };
 

@@ -215,8 +215,11 @@ static enum ready_start start_ready(struct bipfw *fw, int src,
 	fw->rts[i].src = (uint16_t)src;
 	fw->rts[i].msg_id = h->msg_id;
 	BIPFW_LIST_PUSH(&p->refused, fw->rts, next, i);
+	/* Skip its other packets, up to its last one and no further: a later
+	 * message may carry the same id. */
 	p->discard_msg = h->msg_id;
-	p->discarding = true;
+	p->discard_end = h->addr;
+	p->discarding = h->len < h->addr;
 	return READY_REFUSED;
 }
 
@@ -247,8 +250,11 @@ static enum deliver_result deliver_data(struct bipfw *fw, int src,
 
 	if (h->flags & BIP_PKTF_READY) {
 		/* Packets of one message to a peer are contiguous. */
-		if (p->discarding && h->msg_id == p->discard_msg)
+		if (p->discarding && h->msg_id == p->discard_msg) {
+			p->discarding = h->offset < p->discard_end &&
+					h->len < p->discard_end - h->offset;
 			return DELIVERED;
+		}
 		p->discarding = false;
 		if (r && h->offset == 0) {
 			switch (start_ready(fw, src, p, r, h)) {
@@ -261,11 +267,13 @@ static enum deliver_result deliver_data(struct bipfw *fw, int src,
 			}
 		}
 	}
-	/* Written to avoid overflow: offset and len come from the wire. A
-	 * receive being cancelled (cts_flagged) takes no data at all. */
+	/* Written to avoid overflow: offset and len come from the wire. The
+	 * link is in order, so data comes in order: each packet starts where
+	 * the last one ended. A receive being cancelled (cts_flagged) takes no
+	 * data at all. */
 	if (!r || r->state != BIPFW_LRECV_ACTIVE || r->src != src ||
-	    r->msg_id != h->msg_id || r->cts_flagged || h->offset > r->total ||
-	    h->len > r->total - h->offset) {
+	    r->msg_id != h->msg_id || r->cts_flagged ||
+	    h->offset != r->received || h->len > r->total - h->offset) {
 		fw->cnt.dropped_bad++;
 		bip_warn("unexpected long data from node %d (tag %u)", src,
 			 h->tag);
