@@ -156,27 +156,31 @@ int bip_check_node(const bip_ep_t *ep, int node)
 }
 
 /* Let the peers acknowledge what we sent, within the close timeout. */
-static void drain(bip_ep_t *ep)
+static int drain(bip_ep_t *ep)
 {
 	uint64_t deadline = bipfw_now_us() + ep->k.close_timeout_ms * 1000ull;
 
 	while (!bipfw_sends_drained(ep->fw)) {
 		if (bipfw_now_us() > deadline) {
-			bip_warn("closing with unacknowledged sends after "
-				 "%u ms",
-				 ep->k.close_timeout_ms);
-			return;
+			bip_err("closing with sends unacknowledged after %u ms "
+				"(BIP_CLOSE_TIMEOUT_MS): their peers may not "
+				"have received them",
+				ep->k.close_timeout_ms);
+			return -BIP_ETIMEDOUT;
 		}
 		bip_idle_wait(ep, 1000);
 	}
+	return 0;
 }
 
 int bip_close(bip_ep_t *ep)
 {
+	int rc = 0;
+
 	if (!ep)
 		return -BIP_EINVAL;
 	if (ep->fw) {
-		drain(ep);
+		rc = drain(ep);
 		bipfw_announce_close(ep->fw);
 		bipfw_destroy(ep->fw);
 	}
@@ -184,7 +188,7 @@ int bip_close(bip_ep_t *ep)
 	bip_pmi_close(ep->pmi);
 	free(ep->connected);
 	free(ep);
-	return 0;
+	return rc;
 }
 
 int bip_node(const bip_ep_t *ep)
