@@ -1,15 +1,29 @@
 /*
  * test_hostile.c - hostile or buggy neighbours: a peer that scribbles over
- * shared memory must not crash or derail the others.
+ * shared memory, another user who takes or watches segment names, a dead
+ * peer's pid given to another process. None may crash, derail or stall a
+ * job.
  *   rewrite-headers: after bip_init, node 1 overwrites the header of every
  *                    BIP segment it has mapped (its own, and node 0's, which
  *                    it maps to send) with zeros and then with all-ones;
  *                    then both exchange small and long messages, checked
  *                    byte by byte.
+ *   late-open:       node 0's segment name is in /dev/shm for a second
+ *                    before node 1 opens (for a squatter to watch), then
+ *                    the two connect and exchange a message.
+ *   pid-reuse:       as pid 1 of a new pid namespace (unshare --pid --fork
+ *                    --mount-proc), where ns_last_pid steers the next pid:
+ *                    node 1 connects and exits without closing, a sleeper
+ *                    takes its pid, and node 0's long send to node 1 must
+ *                    fail with -BIP_EPEERGONE instead of waiting for ever.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "bip.h"
 
@@ -81,6 +95,146 @@ static int traffic(bip_ep_t *ep, int peer)
 	return 0;
 }
 
+static bip_ep_t *open_node(int node)
+{
+	struct bip_open_params p = { .node = node, .nnodes = 2, .job_key = 7 };
+	bip_ep_t *ep;
+	int rc = bip_open(&p, &ep);
+
+	if (rc) {
+		fail("bip_open", rc);
+		exit(1);
+	}
+	return ep;
+}
+
+/* Send our card on out, connect the peer's card from in. */
+static int swap_cards(bip_ep_t *ep, int peer, int out, int in)
+{
+	char mine[BIP_CARD_MAX], theirs[BIP_CARD_MAX] = { 0 };
+
+	bip_card(ep, mine, sizeof(mine));
+	if (write(out, mine, sizeof(mine)) != sizeof(mine) ||
+	    read(in, theirs, sizeof(theirs)) != sizeof(theirs))
+		return -BIP_ESYS;
+	return bip_connect(ep, peer, theirs);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Node 1 opens a second after node 0: node 0's name is there to see. */
+static int late_open(void)
+{
+	int to_b[2], to_a[2], rc, status;
+	bip_ep_t *ep;
+	char c;
+	pid_t b;
+
+	if (pipe(to_b) || pipe(to_a))
+		return 1;
+	b = fork();
+	if (b == 0) {
+		close(to_b[1]);
+		close(to_a[0]);
+		sleep(1);
+		ep = open_node(1);
+		if ((rc = swap_cards(ep, 0, to_a[1], to_b[0])) ||
+		    (rc = bip_send(ep, 0, "!", 1)) < 0)
+			_exit(fail("node 1", rc));
+		_exit(bip_close(ep) ? 1 : 0);
+	}
+	/* Only node 1 writes to_a: its end of the pipe is EOF if it dies. */
+	close(to_a[1]);
+	close(to_b[0]);
+	ep = open_node(0);
+	if ((rc = swap_cards(ep, 1, to_b[1], to_a[0])) ||
+	    (rc = bip_recv(ep, &c, 1, NULL)) < 0)
+		return fail("node 0", rc);
+	bip_close(ep);
+	waitpid(b, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return 1;
+	printf("nodes opened a second apart connected\n");
+	return 0;
+}
+
+static int pid_reuse(void)
+{
+	static char buf[100000];
+	int to_b[2], to_a[2], rc, done = 0;
+	pid_t b, c;
+	bip_ep_t *ep;
+	bip_req_t req;
+	FILE *f;
+
+	if (getpid() != 1) {
+		fprintf(stderr, "run me as pid 1 of a new pid namespace\n");
+		return 2;
+	}
+	if (pipe(to_b) || pipe(to_a))
+		return 1;
+	b = fork();
+	if (b == 0) {
+		char ok = 1;
+
+		close(to_b[1]);
+		close(to_a[0]);
+		ep = open_node(1);
+		if ((rc = swap_cards(ep, 0, to_a[1], to_b[0])))
+			_exit(fail("node 1 connect", rc));
+		if (write(to_a[1], &ok, 1) != 1)
+			_exit(1);
+		_exit(0); /* no bip_close: a crash, as the peers see it */
+	}
+	close(to_a[1]);
+	close(to_b[0]);
+	ep = open_node(0);
+	if ((rc = swap_cards(ep, 1, to_b[1], to_a[0])))
+		return fail("node 0 connect", rc);
+	waitpid(b, NULL, 0); /* node 1 is gone and reaped: its pid is free */
+
+	/* The next process of this namespace takes node 1's pid. */
+	f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+	if (!f || fprintf(f, "%d", (int)b - 1) < 0 || fclose(f)) {
+		perror("ns_last_pid");
+		return 1;
+	}
+	c = fork();
+	if (c == 0) {
+		sleep(30);
+		_exit(0);
+	}
+	if (c != b) {
+		fprintf(stderr, "the sleeper got pid %d, not node 1's %d\n",
+			(int)c, (int)b);
+		kill(c, SIGKILL);
+		return 1;
+	}
+	printf("node 1 (pid %d) exited; pid %d is now a sleeper\n", (int)b,
+	       (int)c);
+
+	rc = bip_ilsend(ep, 1, 0, buf, sizeof(buf), &req);
+	for (double t0 = now(); !rc && !done && now() - t0 < 3;)
+		rc = bip_test(ep, &req, &done, NULL);
+	kill(c, SIGKILL);
+	waitpid(c, NULL, 0);
+	if (rc != -BIP_EPEERGONE) {
+		fprintf(stderr, "FAILED: a send to the dead node 1 %s after "
+				"3 s (its pid is reused)\n",
+			rc ? bip_strerror(rc) : "is still pending");
+		return 1;
+	}
+	bip_close(ep);
+	printf("a dead peer whose pid was reused is gone\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "rewrite-headers";
@@ -88,6 +242,10 @@ int main(int argc, char **argv)
 	int rc, me;
 	char c;
 
+	if (strcmp(mode, "late-open") == 0)
+		return late_open();
+	if (strcmp(mode, "pid-reuse") == 0)
+		return pid_reuse();
 	if (strcmp(mode, "rewrite-headers") != 0) {
 		fprintf(stderr, "unknown mode %s\n", mode);
 		return 2;
