@@ -54,6 +54,7 @@ enum bip_error {
 	BIP_ENOREQ,   /* request handle not in use */
 	BIP_ENOTREADY,/* ready-mode send: no receive was posted on the tag */
 	BIP_ETIMEDOUT,/* bip_close: sends still unacknowledged at its timeout */
+	BIP_EACCES,   /* a resource of the job is held by another user */
 	BIP_NERRORS
 };
 
@@ -79,6 +80,9 @@ struct bip_open_params {
 	int node;         /* this process's node number */
 	int nnodes;       /* number of nodes in the job */
 	uint64_t job_key; /* carried by every packet; other jobs' traffic is dropped */
+	uint64_t secret;  /* the job's secret, the same non-zero value on every
+			   * node (bip_secret_new): it names the job's
+			   * resources, which no other user can then predict */
 };
 
 /* --- set-up ------------------------------------------------------------ */
@@ -86,6 +90,10 @@ struct bip_open_params {
 /* The job key BIP derives from a launcher's job name (the PMI kvsname):
  * every process of a job computes the same key from the same name. */
 uint64_t bip_job_key(const char *job_name);
+
+/* A new random job secret (never 0), for one process to draw and hand to
+ * the others privately: bip_init does this through PMI. */
+int bip_secret_new(uint64_t *secret_p);
 
 /* Bootstrap through the PMI-1 environment (Hydra's mpiexec or bip_run):
  * open, exchange cards through PMI, connect every node, synchronise. */

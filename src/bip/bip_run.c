@@ -4,7 +4,7 @@
  * under bip_run as under Hydra's mpiexec.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
+#include <inttypes.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -62,6 +63,7 @@ static struct {
 	int alive; /* started and not yet reaped */
 	char jobid[64];
 	char kvsname[KVSNAME_MAX];
+	uint64_t secret; /* handed to the ranks through PMI (bip-secret) */
 	struct kv *kv[KV_BUCKETS];
 	int status;	 /* first failure's exit status, 0 if none yet */
 	int got_signal;	 /* last SIGINT/SIGTERM received, 0 if none */
@@ -518,33 +520,32 @@ static void launch(char **argv, const sigset_t *mask,
 	}
 }
 
-/* Ranks that crashed cannot unlink their segments: do it for them. */
+/* Ranks that crashed cannot unlink their segments: do it for them. We
+ * gave the job its secret, so we know its names; only files of our own
+ * user are removed. */
 static void cleanup_shm(void)
 {
-	char prefix[64];
-	struct dirent *de;
-	size_t plen;
-	DIR *d;
+	uint64_t key = bip_job_key(job.kvsname);
+	char name[BIPFW_SHM_NAME_MAX];
+	struct stat st;
+	int d = open("/dev/shm", O_RDONLY | O_DIRECTORY);
 
-	/* The same key and names as the job's processes use. */
-	bipfw_shm_prefix(prefix, sizeof(prefix),
-			 bip_job_key(job.kvsname));
-	plen = strlen(prefix);
-	d = opendir("/dev/shm");
-	if (!d) {
+	if (d < 0) {
 		bip_dbg("cannot open /dev/shm: %s", strerror(errno));
 		return;
 	}
-	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, prefix, plen) != 0)
+	for (int r = 0; r < job.n; r++) {
+		bipfw_shm_name(name, sizeof(name), job.secret, key, r);
+		if (fstatat(d, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    st.st_uid != geteuid())
 			continue;
-		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
-			bip_info("removed leftover /dev/shm/%s", de->d_name);
+		if (unlinkat(d, name, 0) == 0)
+			bip_info("removed leftover /dev/shm/%s", name);
 		else if (errno != ENOENT)
-			bip_warn("cannot remove /dev/shm/%s: %s", de->d_name,
+			bip_warn("cannot remove /dev/shm/%s: %s", name,
 				 strerror(errno));
 	}
-	closedir(d);
+	close(d);
 }
 
 /* --- main loop ----------------------------------------------------------- */
@@ -673,7 +674,7 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	sigset_t block, mask;
 	struct timespec rt;
-	char map[64];
+	char map[64], secret[32];
 	int64_t deadline = 0;
 	int timeout_s = 0;
 	int status;
@@ -725,6 +726,15 @@ int main(int argc, char **argv)
 	/* MPICH reads this at init; everything runs on this one node. */
 	snprintf(map, sizeof(map), "(vector,(0,1,%d))", job.n);
 	if (kv_put("PMI_process_mapping", map)) {
+		bip_err("out of memory");
+		return 1;
+	}
+	/* The job's secret names its segments: we draw it, so that we can
+	 * find them after a crash. Only the job's processes can read it. */
+	if (bip_secret_new(&job.secret))
+		return 1;
+	snprintf(secret, sizeof(secret), "%016" PRIx64, job.secret);
+	if (kv_put("bip-secret", secret)) {
 		bip_err("out of memory");
 		return 1;
 	}

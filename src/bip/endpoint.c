@@ -28,6 +28,11 @@ int bip_open(const struct bip_open_params *params, bip_ep_t **ep_p)
 	if (params->nnodes < 1 || params->nnodes > 0xfff0 ||
 	    params->node < 0 || params->node >= params->nnodes)
 		return -BIP_ENODE;
+	if (!params->secret) {
+		bip_err("bip_open: no job secret (every node needs the same "
+			"non-zero one: see bip_secret_new)");
+		return -BIP_EINVAL;
+	}
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -BIP_ENOMEM;
@@ -48,6 +53,7 @@ int bip_open(const struct bip_open_params *params, bip_ep_t **ep_p)
 		.node = ep->node,
 		.nnodes = ep->nnodes,
 		.job_key = ep->job_key,
+		.secret = params->secret,
 		.packet_size = ep->k.packet_size,
 		.ring_slots = ep->k.ring_slots,
 		.cma = ep->k.cma_min != SIZE_MAX,

@@ -24,6 +24,8 @@ static const char *const messages[BIP_NERRORS] = {
 			  "tag (the message was dropped)",
 	[BIP_ETIMEDOUT] = "sends still unacknowledged when the close timeout "
 			  "expired (their peers may not have received them)",
+	[BIP_EACCES] = "a shared-memory segment of the job is held by another "
+		       "user or process",
 };
 
 const char *bip_strerror(int err)

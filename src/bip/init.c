@@ -3,8 +3,10 @@
  * Hydra's mpiexec and bip_run provide: open, publish the card, fetch every
  * peer's card, connect, and synchronise so every segment is unlinked.
  */
+#include <inttypes.h>
 #include <stdio.h>
 
+#include "bip_field.h"
 #include "bip_impl.h"
 #include "log.h"
 #include "pmi.h"
@@ -33,6 +35,39 @@ static int exchange_cards(bip_ep_t *ep, struct bip_pmi *pmi)
 	return rc ? rc : bip_pmi_barrier(pmi);
 }
 
+#define SECRET_KEY "bip-secret"
+
+/* The job's secret: the launcher's if it set one (bip_run does, to clean up
+ * after a crash), else node 0 draws it; the others read it after a barrier.
+ * The PMI key-value space is the job's own. */
+static int job_secret(struct bip_pmi *pmi, uint64_t *secret_p)
+{
+	char v[32];
+	const char *p = v;
+	uint64_t s;
+	int rc = 0;
+
+	if (bip_pmi_rank(pmi) == 0) {
+		rc = bip_pmi_get_opt(pmi, SECRET_KEY, v, sizeof(v));
+		if (rc == -BIP_EAGAIN && !(rc = bip_secret_new(&s))) {
+			snprintf(v, sizeof(v), "%016" PRIx64, s);
+			rc = bip_pmi_put(pmi, SECRET_KEY, v);
+		}
+	}
+	if (!rc)
+		rc = bip_pmi_barrier(pmi);
+	if (!rc && bip_pmi_rank(pmi) != 0)
+		rc = bip_pmi_get(pmi, SECRET_KEY, v, sizeof(v));
+	if (rc)
+		return rc;
+	if (!bip_field_uint(&p, '\0', 16, UINT64_MAX, &s) || !s) {
+		bip_err("PMI: malformed job secret");
+		return -BIP_EBOOT;
+	}
+	*secret_p = s;
+	return 0;
+}
+
 int bip_init(bip_ep_t **ep_p)
 {
 	struct bip_open_params params;
@@ -51,7 +86,9 @@ int bip_init(bip_ep_t **ep_p)
 		.nnodes = bip_pmi_size(pmi),
 		.job_key = bip_job_key(bip_pmi_kvsname(pmi)),
 	};
-	rc = bip_open(&params, &ep);
+	rc = job_secret(pmi, &params.secret);
+	if (!rc)
+		rc = bip_open(&params, &ep);
 	if (rc) {
 		bip_pmi_close(pmi);
 		return rc;

@@ -352,11 +352,12 @@ int bip_pmi_put(struct bip_pmi *pmi, const char *key, const char *value)
 	return pmi_check_rc(&m, "put");
 }
 
-int bip_pmi_get(struct bip_pmi *pmi, const char *key, char *buf, size_t len)
+static int pmi_get(struct bip_pmi *pmi, const char *key, char *buf,
+		   size_t len, bool required)
 {
 	char req[PMI_LINE_MAX];
 	struct bip_pmi_line m;
-	const char *v;
+	const char *v, *rc;
 	size_t vlen;
 	int ret;
 
@@ -370,6 +371,9 @@ int bip_pmi_get(struct bip_pmi *pmi, const char *key, char *buf, size_t len)
 	ret = pmi_call(pmi, req, "get_result", &m);
 	if (ret)
 		return ret;
+	rc = bip_pmi_line_find(&m, "rc");
+	if (!required && (!rc || strcmp(rc, "0") != 0))
+		return -BIP_EAGAIN;
 	ret = pmi_check_rc(&m, "get");
 	if (ret)
 		return ret;
@@ -386,6 +390,17 @@ int bip_pmi_get(struct bip_pmi *pmi, const char *key, char *buf, size_t len)
 	}
 	memcpy(buf, v, vlen + 1);
 	return 0;
+}
+
+int bip_pmi_get(struct bip_pmi *pmi, const char *key, char *buf, size_t len)
+{
+	return pmi_get(pmi, key, buf, len, true);
+}
+
+int bip_pmi_get_opt(struct bip_pmi *pmi, const char *key, char *buf,
+		    size_t len)
+{
+	return pmi_get(pmi, key, buf, len, false);
 }
 
 int bip_pmi_barrier(struct bip_pmi *pmi)

@@ -28,6 +28,9 @@ int bip_pmi_put(struct bip_pmi *pmi, const char *key, const char *value);
 /* cmd=get -> get_result rc=0 value=... ; -BIP_EBOOT if rc!=0 or missing;
  * -BIP_ETOOLONG if value doesn't fit */
 int bip_pmi_get(struct bip_pmi *pmi, const char *key, char *buf, size_t len);
+/* The same for a key that may be absent: -BIP_EAGAIN then, not logged. */
+int bip_pmi_get_opt(struct bip_pmi *pmi, const char *key, char *buf,
+		    size_t len);
 
 /* cmd=barrier_in -> cmd=barrier_out */
 int bip_pmi_barrier(struct bip_pmi *pmi);

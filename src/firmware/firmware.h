@@ -158,14 +158,16 @@ const struct bipfw_counters *bipfw_counters(const struct bipfw *fw);
  * Each process owns one shared-memory segment holding an inbound packet ring
  * per peer (single producer, single consumer). Sending is writing into the
  * peer's ring; long data may instead be written straight into the receive
- * buffer by cross-memory attach (the DMA engine). Segments are named per
- * user and job, mode 0600, and unlinked once every peer has attached.
+ * buffer by cross-memory attach (the DMA engine). Segments are mode 0600,
+ * named from the job's secret so that no other user can predict (and take)
+ * a name, and unlinked once every peer has attached.
  */
 struct bipfw_shm;
 
 struct bipfw_shm_params {
 	int node, nnodes;
 	uint64_t job_key;
+	uint64_t secret;     /* the job's secret: names the segments */
 	size_t packet_size;  /* payload bytes per ring slot */
 	unsigned ring_slots; /* slots per inbound ring */
 	bool cma;            /* probe and allow cross-memory attach */
@@ -195,10 +197,12 @@ int bipfw_shm_attach(struct bipfw_shm *shm, int peer, int pid, void *seg,
 void *bipfw_shm_inbound(struct bipfw_shm *shm, int src, size_t *len_p);
 /* Tell peers we are gone, unmap, and unlink what is still linked. */
 void bipfw_shm_close(struct bipfw_shm *shm);
-/* Name of a node's segment in /dev/shm (without the leading '/'), and the
- * prefix every segment of a job shares (for launchers that clean up). */
-void bipfw_shm_name(char *buf, size_t len, uint64_t job_key, int node);
-void bipfw_shm_prefix(char *buf, size_t len, uint64_t job_key);
+/* Name of a node's segment in /dev/shm, without the leading '/' (for
+ * launchers that clean up after a crash): "bip-UID-" and a keyed hash of
+ * the node under the job's secret, which the name does not reveal. */
+#define BIPFW_SHM_NAME_MAX 48
+void bipfw_shm_name(char *buf, size_t len, uint64_t secret, uint64_t job_key,
+		    int node);
 
 /* Can this process use cross-memory attach on a sibling process?
  * 0 if yes, else the negated errno of the refusal. */
@@ -206,6 +210,9 @@ int bipfw_cma_probe(void);
 
 /* Monotonic microseconds, the firmware's clock. */
 uint64_t bipfw_now_us(void);
+
+/* SipHash-2-4 of len bytes under a 128-bit key. */
+uint64_t bipfw_siphash(const uint64_t key[2], const void *data, size_t len);
 
 /* Checksums used on lossy wires. */
 uint32_t bipfw_csum(const void *buf, size_t len);

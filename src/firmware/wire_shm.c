@@ -125,19 +125,24 @@ static size_t ring_bytes(uint32_t slot_size, uint32_t nslots)
 	return sizeof(struct ring) + (size_t)slot_size * nslots;
 }
 
-void bipfw_shm_prefix(char *buf, size_t len, uint64_t job_key)
+void bipfw_shm_name(char *buf, size_t len, uint64_t secret, uint64_t job_key,
+		    int node)
 {
-	snprintf(buf, len, "bip-%u-%016" PRIx64 "-", (unsigned)getuid(),
-		 job_key);
+	const uint64_t key[2] = { secret, job_key };
+	uint8_t msg[8] = { 's', 'h', 'm', 0 };
+	uint32_t n = (uint32_t)node;
+
+	memcpy(msg + 4, &n, sizeof(n));
+	snprintf(buf, len, "bip-%u-%016" PRIx64, (unsigned)geteuid(),
+		 bipfw_siphash(key, msg, sizeof(msg)));
 }
 
-void bipfw_shm_name(char *buf, size_t len, uint64_t job_key, int node)
+/* "/" and the segment name of a node of our job. */
+static void seg_path(const struct bipfw_shm *shm, int node, char *buf,
+		     size_t len)
 {
-	size_t n;
-
-	bipfw_shm_prefix(buf, len, job_key);
-	n = strlen(buf);
-	snprintf(buf + n, len - n, "%d", node);
+	buf[0] = '/';
+	bipfw_shm_name(buf + 1, len - 1, shm->p.secret, shm->p.job_key, node);
 }
 
 static int futex(_Atomic uint32_t *addr, int op, uint32_t val,
@@ -166,28 +171,48 @@ static bool pid_alive(pid_t pid)
 	return alive;
 }
 
+/* Our name exists already. Another user's file is never touched (and
+ * never used): the job stops with who holds it. Ours, of a dead process
+ * (a crashed run that was given the same secret), is removed: 0 to retry. */
+static int name_taken(const char *name)
+{
+	int fd = shm_open(name, O_RDONLY, 0);
+	struct seg_info h = { 0 };
+	struct stat st;
+	int rc = -BIP_EACCES;
+
+	if (fd < 0) {
+		bip_err("/dev/shm%s exists and cannot be opened (%s): another "
+			"user holds this job's segment name; refusing it",
+			name, strerror(errno));
+		return -BIP_EACCES;
+	}
+	if (fstat(fd, &st) == 0 && st.st_uid != geteuid())
+		bip_err("/dev/shm%s is held by uid %u, not by this job's user "
+			"%u: another user created this job's segment name "
+			"first; refusing it",
+			name, (unsigned)st.st_uid, (unsigned)geteuid());
+	else if (pread(fd, &h, sizeof(h), 0) == sizeof(h) && h.pid > 0 &&
+		 pid_alive(h.pid))
+		bip_err("/dev/shm%s is in use by process %d: was this job "
+			"started twice with one secret?",
+			name, (int)h.pid);
+	else {
+		bip_warn("removing stale segment /dev/shm%s", name);
+		rc = shm_unlink(name) == 0 ? 0 : -BIP_EACCES;
+	}
+	close(fd);
+	return rc;
+}
+
 static int create_segment(struct bipfw_shm *shm, const char *name)
 {
-	int fd, tries = 0;
+	int fd, rc;
 
-again:
-	fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-	if (fd < 0 && errno == EEXIST && tries++ == 0) {
-		/* Left by a dead process of a job with the same key? */
-		int old = shm_open(name, O_RDONLY, 0);
-		struct seg_hdr h = { 0 };
-
-		if (old >= 0) {
-			if (pread(old, &h, sizeof(h), 0) != sizeof(h) ||
-			    !pid_alive(h.info.pid)) {
-				bip_warn("removing stale segment /dev/shm%s",
-					 name);
-				shm_unlink(name);
-			}
-			close(old);
-		}
-		goto again;
-	}
+	while ((fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600)) < 0 &&
+	       errno == EEXIST)
+		if ((rc = name_taken(name)))
+			return rc;
 	if (fd < 0) {
 		bip_err("cannot create /dev/shm%s: %s", name, strerror(errno));
 		return -BIP_ESYS;
@@ -220,10 +245,10 @@ int bipfw_shm_open(const struct bipfw_shm_params *params,
 	struct bipfw_shm *shm;
 	struct seg_info *h;
 	size_t ring_size;
-	char name[80];
+	char name[BIPFW_SHM_NAME_MAX];
 	int rc, n = params->nnodes;
 
-	if (n < 1 || params->node < 0 || params->node >= n ||
+	if (n < 1 || params->node < 0 || params->node >= n || !params->secret ||
 	    params->ring_slots < 2 || params->ring_slots > RING_SLOTS_MAX ||
 	    params->packet_size < BIP_SMALL_MAX ||
 	    params->packet_size > UINT32_MAX / 2)
@@ -249,9 +274,7 @@ int bipfw_shm_open(const struct bipfw_shm_params *params,
 	if (gethostname(shm->host, sizeof(shm->host) - 1) < 0)
 		strcpy(shm->host, "localhost");
 
-	name[0] = '/';
-	bipfw_shm_name(name + 1, sizeof(name) - 1, params->job_key,
-		       params->node);
+	seg_path(shm, params->node, name, sizeof(name));
 	rc = create_segment(shm, name);
 	if (rc)
 		goto fail;
@@ -321,9 +344,21 @@ static int map_peer(const char *name, int peer, void **seg_p,
 	if (fd < 0) {
 		bip_err("cannot attach node %d's segment /dev/shm%s: %s", peer,
 			name, strerror(errno));
-		return -BIP_ESYS;
+		return errno == EACCES ? -BIP_EACCES : -BIP_ESYS;
 	}
-	if (fstat(fd, &st) < 0 || (size_t)st.st_size < sizeof(struct seg_hdr)) {
+	/* Only a file of our own, that nobody else may open, is a segment of
+	 * this job; the checks run on the file we hold, not on the name. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid() || (st.st_mode & 077)) {
+		bip_err("node %d's segment /dev/shm%s belongs to uid %u with "
+			"mode %03o, not to this job's user %u with mode 600: "
+			"refusing it",
+			peer, name, (unsigned)st.st_uid,
+			(unsigned)st.st_mode & 0777, (unsigned)geteuid());
+		close(fd);
+		return -BIP_EACCES;
+	}
+	if ((size_t)st.st_size < sizeof(struct seg_hdr)) {
 		bip_err("node %d's segment /dev/shm%s is malformed", peer,
 			name);
 		close(fd);
@@ -412,7 +447,7 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 {
 	struct shm_peer *pp;
 	struct bipfw_shm_card c;
-	char name[80];
+	char name[BIPFW_SHM_NAME_MAX];
 	void *seg;
 	size_t size;
 	int rc;
@@ -432,8 +467,7 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 			c.node, c.job_key, peer);
 		return -BIP_ECARD;
 	}
-	name[0] = '/';
-	bipfw_shm_name(name + 1, sizeof(name) - 1, shm->p.job_key, peer);
+	seg_path(shm, peer, name, sizeof(name));
 	rc = map_peer(name, peer, &seg, &size);
 	if (rc)
 		return rc;
@@ -452,7 +486,7 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 
 void bipfw_shm_close(struct bipfw_shm *shm)
 {
-	char name[80];
+	char name[BIPFW_SHM_NAME_MAX];
 
 	if (!shm)
 		return;
@@ -464,9 +498,7 @@ void bipfw_shm_close(struct bipfw_shm *shm)
 		munmap(shm->self, shm->size);
 	}
 	if (shm->linked) {
-		name[0] = '/';
-		bipfw_shm_name(name + 1, sizeof(name) - 1, shm->p.job_key,
-			       shm->p.node);
+		seg_path(shm, shm->p.node, name, sizeof(name));
 		shm_unlink(name);
 	}
 	free(shm->peers);

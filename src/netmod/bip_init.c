@@ -190,6 +190,14 @@ int MPIDI_BIP_init_local(int *tag_bits)
 	mpi_errno = read_cvars(g);
 	if (mpi_errno)
 		return mpi_errno;
+	/* The job's secret names its segments: rank 0 draws it, PMI (the
+	 * job's own key-value space) carries it to the others. */
+	if (MPIR_Process.rank == 0 && (rc = bip_secret_new(&params.secret)))
+		return MPIDI_BIP_error(rc, "bip_secret_new");
+	mpi_errno = MPIR_pmi_bcast(&params.secret, sizeof(params.secret),
+				   MPIR_PMI_DOMAIN_ALL);
+	if (mpi_errno)
+		return mpi_errno;
 	rc = bip_open(&params, &g->ep);
 	if (rc)
 		return MPIDI_BIP_error(rc, "bip_open");

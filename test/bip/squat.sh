@@ -61,3 +61,19 @@ echo "the squatter created $taken name(s)"
 [ "$taken" -gt 0 ] || { echo "FAILED: the squatter saw no name"; exit 1; }
 [ $status -eq 0 ] || { echo "FAILED: a squatter broke the job"; exit 1; }
 echo "the job ran despite the squatter"
+
+# A squatter who learnt a name anyway (here: from the secret, as only the
+# job could): the node whose name it took stops with who holds it, and no
+# node attaches the squatter's file.
+secret=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
+name=$(runuser -u bipjob -- "$T/test_hostile" name "$secret")
+run runuser -u bipsquat -- sh -c \
+	"head -c 8192 /dev/zero >/dev/shm/$name && chmod 666 /dev/shm/$name"
+out=$(runuser -u bipjob -- "$T/test_hostile" squatted "$secret" 2>&1)
+status=$?
+echo "$out"
+[ $status -eq 0 ] || { echo "FAILED: a squatted name was used"; exit 1; }
+echo "$out" | grep -q "held by uid $squat" ||
+	{ echo "FAILED: no message naming the squatter's uid"; exit 1; }
+echo "$out" | grep -q "belongs to uid $squat" ||
+	{ echo "FAILED: no message naming the squatter's file owner"; exit 1; }

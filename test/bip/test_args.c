@@ -44,8 +44,10 @@ static void test_strerror(void)
 
 static void test_open_params(void)
 {
-	struct bip_open_params p = { .node = 2, .nnodes = 2, .job_key = 1 };
+	struct bip_open_params p = { .node = 2, .nnodes = 2, .job_key = 1,
+				     .secret = 5 };
 	bip_ep_t *ep = NULL;
+	uint64_t s1 = 0, s2 = 0;
 
 	EXPECT(bip_open(NULL, &ep), -BIP_EINVAL);
 	EXPECT(bip_open(&p, &ep), -BIP_ENODE);
@@ -53,8 +55,22 @@ static void test_open_params(void)
 	EXPECT(bip_open(&p, &ep), -BIP_ENODE);
 	p = (struct bip_open_params){ .node = 0, .nnodes = 0 };
 	EXPECT(bip_open(&p, &ep), -BIP_ENODE);
-	setenv("BIP_SMALL_QUEUE", "lots", 1);
+	/* No secret, no endpoint: the names of its resources would be
+	 * predictable. Secrets are drawn at random, never 0. */
 	p = (struct bip_open_params){ .node = 0, .nnodes = 1, .job_key = 99 };
+	EXPECT(bip_open(&p, &ep), -BIP_EINVAL);
+	EXPECT(bip_secret_new(NULL), -BIP_EINVAL);
+	EXPECT(bip_secret_new(&s1), 0);
+	EXPECT(bip_secret_new(&s2), 0);
+	if (!s1 || s1 == s2) {
+		fprintf(stderr, "secrets %llx and %llx\n",
+			(unsigned long long)s1, (unsigned long long)s2);
+		failures++;
+	}
+	/* A malformed knob is refused with its name in the log. */
+	setenv("BIP_SMALL_QUEUE", "lots", 1);
+	p = (struct bip_open_params){ .node = 0, .nnodes = 1, .job_key = 99,
+				      .secret = s1 };
 	EXPECT(bip_open(&p, &ep), -BIP_EINVAL);
 	setenv("BIP_SMALL_QUEUE", "1", 1);
 	EXPECT(bip_open(&p, &ep), -BIP_EINVAL);
@@ -88,6 +104,7 @@ static void test_cards(void)
 	bip_ep_t *ep;
 	int rc;
 
+	EXPECT(bip_secret_new(&p.secret), 0);
 	EXPECT(bip_open(&p, &ep), 0);
 	EXPECT(bip_card(ep, own, sizeof(own)), 0);
 	w = strstr(own, "shm,");

@@ -8,6 +8,11 @@
  *                    it maps to send) with zeros and then with all-ones;
  *                    then both exchange small and long messages, checked
  *                    byte by byte.
+ *   name SECRET:     print node 1's segment name for the job with this
+ *                    secret and key 7, as this user, for a squatter to take.
+ *   squatted SECRET: (the job's user) node 1 cannot open, and node 0 does
+ *                    not attach the squatter's file: both refuse with
+ *                    -BIP_EACCES.
  *   late-open:       node 0's segment name is in /dev/shm for a second
  *                    before node 1 opens (for a squatter to watch), then
  *                    the two connect and exchange a message.
@@ -26,6 +31,7 @@
 #include <unistd.h>
 
 #include "bip.h"
+#include "firmware.h"
 
 #define HEADER_BYTES 64 /* the segment's write-once part */
 
@@ -95,9 +101,40 @@ static int traffic(bip_ep_t *ep, int peer)
 	return 0;
 }
 
-static bip_ep_t *open_node(int node)
+static int squatted(uint64_t secret)
 {
-	struct bip_open_params p = { .node = node, .nnodes = 2, .job_key = 7 };
+	struct bip_open_params p = { .node = 1, .nnodes = 2, .job_key = 7,
+				     .secret = secret };
+	char card[BIP_CARD_MAX], *pid;
+	bip_ep_t *ep;
+	int rc;
+
+	rc = bip_open(&p, &ep);
+	if (rc != -BIP_EACCES)
+		return fail("node 1 opened over a squatted name", rc);
+	p.node = 0;
+	if ((rc = bip_open(&p, &ep)))
+		return fail("node 0", rc);
+	/* Node 1's card, made from ours: only the node differs. */
+	bip_card(ep, card, sizeof(card));
+	pid = strrchr(card, ',');
+	if (!pid || pid - card < 2 || pid[-1] != '0') {
+		fprintf(stderr, "unexpected card %s\n", card);
+		return 1;
+	}
+	pid[-1] = '1';
+	rc = bip_connect(ep, 1, card);
+	bip_close(ep);
+	if (rc != -BIP_EACCES)
+		return fail("node 0 attached a squatter's file", rc);
+	printf("both nodes refused the squatted name\n");
+	return 0;
+}
+
+static bip_ep_t *open_node(int node, uint64_t secret)
+{
+	struct bip_open_params p = { .node = node, .nnodes = 2, .job_key = 7,
+				     .secret = secret };
 	bip_ep_t *ep;
 	int rc = bip_open(&p, &ep);
 
@@ -132,18 +169,19 @@ static double now(void)
 static int late_open(void)
 {
 	int to_b[2], to_a[2], rc, status;
+	uint64_t secret;
 	bip_ep_t *ep;
 	char c;
 	pid_t b;
 
-	if (pipe(to_b) || pipe(to_a))
+	if (bip_secret_new(&secret) || pipe(to_b) || pipe(to_a))
 		return 1;
 	b = fork();
 	if (b == 0) {
 		close(to_b[1]);
 		close(to_a[0]);
 		sleep(1);
-		ep = open_node(1);
+		ep = open_node(1, secret);
 		if ((rc = swap_cards(ep, 0, to_a[1], to_b[0])) ||
 		    (rc = bip_send(ep, 0, "!", 1)) < 0)
 			_exit(fail("node 1", rc));
@@ -152,7 +190,7 @@ static int late_open(void)
 	/* Only node 1 writes to_a: its end of the pipe is EOF if it dies. */
 	close(to_a[1]);
 	close(to_b[0]);
-	ep = open_node(0);
+	ep = open_node(0, secret);
 	if ((rc = swap_cards(ep, 1, to_b[1], to_a[0])) ||
 	    (rc = bip_recv(ep, &c, 1, NULL)) < 0)
 		return fail("node 0", rc);
@@ -169,6 +207,7 @@ static int pid_reuse(void)
 	static char buf[100000];
 	int to_b[2], to_a[2], rc, done = 0;
 	pid_t b, c;
+	uint64_t secret;
 	bip_ep_t *ep;
 	bip_req_t req;
 	FILE *f;
@@ -177,7 +216,7 @@ static int pid_reuse(void)
 		fprintf(stderr, "run me as pid 1 of a new pid namespace\n");
 		return 2;
 	}
-	if (pipe(to_b) || pipe(to_a))
+	if (bip_secret_new(&secret) || pipe(to_b) || pipe(to_a))
 		return 1;
 	b = fork();
 	if (b == 0) {
@@ -185,7 +224,7 @@ static int pid_reuse(void)
 
 		close(to_b[1]);
 		close(to_a[0]);
-		ep = open_node(1);
+		ep = open_node(1, secret);
 		if ((rc = swap_cards(ep, 0, to_a[1], to_b[0])))
 			_exit(fail("node 1 connect", rc));
 		if (write(to_a[1], &ok, 1) != 1)
@@ -194,7 +233,7 @@ static int pid_reuse(void)
 	}
 	close(to_a[1]);
 	close(to_b[0]);
-	ep = open_node(0);
+	ep = open_node(0, secret);
 	if ((rc = swap_cards(ep, 1, to_b[1], to_a[0])))
 		return fail("node 0 connect", rc);
 	waitpid(b, NULL, 0); /* node 1 is gone and reaped: its pid is free */
@@ -238,10 +277,20 @@ static int pid_reuse(void)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "rewrite-headers";
+	uint64_t secret = argc > 2 ? strtoull(argv[2], NULL, 16) : 0;
 	bip_ep_t *ep;
 	int rc, me;
 	char c;
 
+	if (strcmp(mode, "name") == 0) {
+		char name[BIPFW_SHM_NAME_MAX];
+
+		bipfw_shm_name(name, sizeof(name), secret, 7, 1);
+		printf("%s\n", name);
+		return 0;
+	}
+	if (strcmp(mode, "squatted") == 0)
+		return squatted(secret);
 	if (strcmp(mode, "late-open") == 0)
 		return late_open();
 	if (strcmp(mode, "pid-reuse") == 0)
