@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -92,6 +93,7 @@ struct shm_peer {
 	uint64_t head;       /* our next write position in out */
 	uint64_t tail_seen;  /* last tail read from out */
 	pid_t pid;
+	int pidfd;           /* the peer's process, or -1: judged by its pid */
 	bool cma;
 	bool mapped;         /* seg is ours to unmap (not a test's memory) */
 };
@@ -271,6 +273,8 @@ int bipfw_shm_open(const struct bipfw_shm_params *params,
 		rc = -BIP_ENOMEM;
 		goto fail;
 	}
+	for (int i = 0; i < n; i++)
+		shm->peers[i].pidfd = -1;
 	if (gethostname(shm->host, sizeof(shm->host) - 1) < 0)
 		strcpy(shm->host, "localhost");
 
@@ -477,6 +481,9 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 		return rc;
 	}
 	pp->mapped = true;
+	/* A pid can be reused once its process is gone; a pidfd names the
+	 * process itself. Kernels before 5.3 lack it: the pid then. */
+	pp->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)c.pid, 0);
 	/* Last to attach removes the name: a crash then leaves nothing. */
 	if (atomic_fetch_add(&pp->seg->attached, 1) + 1 ==
 	    (uint32_t)shm->p.nnodes - 1)
@@ -490,9 +497,12 @@ void bipfw_shm_close(struct bipfw_shm *shm)
 
 	if (!shm)
 		return;
-	for (int i = 0; shm->peers && i < shm->p.nnodes; i++)
+	for (int i = 0; shm->peers && i < shm->p.nnodes; i++) {
 		if (shm->peers[i].mapped)
 			munmap(shm->peers[i].seg, shm->peers[i].size);
+		if (shm->peers[i].pidfd >= 0)
+			close(shm->peers[i].pidfd);
+	}
 	if (shm->self) {
 		atomic_store(&shm->self->closed, 1);
 		munmap(shm->self, shm->size);
@@ -629,6 +639,13 @@ static int shm_peer_state(void *ctx, int peer)
 	if (atomic_load(&pp->seg->closed))
 		return ring_ready(ctx, peer) ? BIPFW_PEER_LIVE
 					     : BIPFW_PEER_CLOSED;
+	if (pp->pidfd >= 0) {
+		/* Readable once the process has exited. */
+		struct pollfd pfd = { .fd = pp->pidfd, .events = POLLIN };
+
+		return poll(&pfd, 1, 0) == 0 ? BIPFW_PEER_LIVE
+					     : BIPFW_PEER_GONE;
+	}
 	return pid_alive(pp->pid) ? BIPFW_PEER_LIVE : BIPFW_PEER_GONE;
 }
 
