@@ -14,4 +14,11 @@ out=$("$BIP_RUN" -n 2 -t 30 sh -c '[ "$PMI_RANK" = 1 ] && export BIP_LONG_TAGS=3
 	{ echo "FAILED: nodes with different BIP_LONG_TAGS connected"; exit 1; }
 echo "$out" | grep -q "every node must use the same" ||
 	{ echo "FAILED: no clear message for mismatched knobs: $out"; exit 1; }
+# BIP_SEND_SLOTS sizes what a receiver keeps for announcements: a node
+# with more slots could announce more than its peers hold, so it must match.
+out=$("$BIP_RUN" -n 2 -t 30 sh -c '[ "$PMI_RANK" = 1 ] && export BIP_SEND_SLOTS=512;
+	exec "$0"' "$top_builddir/examples/bip_hello" 2>&1) &&
+	{ echo "FAILED: nodes with different BIP_SEND_SLOTS connected"; exit 1; }
+echo "$out" | grep -q "BIP_SEND_SLOTS=512" ||
+	{ echo "FAILED: no message naming BIP_SEND_SLOTS: $out"; exit 1; }
 echo ok
