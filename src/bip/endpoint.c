@@ -11,10 +11,22 @@
 #include "log.h"
 #include "pmi.h"
 
-/* A card: "bip1;PACKET_SIZE;LONG_TAGS;<wire card>". The two numbers are
- * settings every node must share: a mismatch is refused at connect time
- * rather than discovered as dropped packets. */
-#define CARD_VERSION "bip1"
+/* A card: "bip2;" the settings every node must share, then the wire card.
+ * A mismatch is refused at connect time, naming the knob and both values,
+ * rather than discovered as dropped packets or a receiver that runs out
+ * of room for a peer's announcements (sized from BIP_SEND_SLOTS). */
+#define CARD_VERSION "bip2"
+
+/* The shared settings, in card order. */
+static void card_shared(const bip_ep_t *ep, uint64_t v[3])
+{
+	v[0] = ep->k.packet_size;
+	v[1] = ep->k.long_tags;
+	v[2] = ep->k.send_slots;
+}
+
+static const char *const card_knobs[3] = { "BIP_PACKET_SIZE", "BIP_LONG_TAGS",
+					   "BIP_SEND_SLOTS" };
 
 int bip_open(const struct bip_open_params *params, bip_ep_t **ep_p)
 {
@@ -89,12 +101,15 @@ fail:
 
 int bip_card(bip_ep_t *ep, char *buf, size_t len)
 {
+	uint64_t v[3];
 	int pre;
 
 	if (!ep || !buf)
 		return -BIP_EINVAL;
-	pre = snprintf(buf, len, CARD_VERSION ";%zu;%u;", ep->k.packet_size,
-		       ep->k.long_tags);
+	card_shared(ep, v);
+	pre = snprintf(buf, len, CARD_VERSION ";%llu;%llu;%llu;",
+		       (unsigned long long)v[0], (unsigned long long)v[1],
+		       (unsigned long long)v[2]);
 	if (pre < 0 || (size_t)pre >= len)
 		return -BIP_ETOOLONG;
 	return bipfw_shm_card(ep->shm, buf + pre, len - (size_t)pre);
@@ -105,24 +120,29 @@ static const char *card_settings(const bip_ep_t *ep, int node,
 				 const char *card)
 {
 	const char *p = card;
-	uint64_t packet, tags;
+	uint64_t mine[3], theirs[3];
+	bool same = true;
 
-	if (!bip_field_lit(&p, ';', CARD_VERSION) ||
-	    !bip_field_uint(&p, ';', 10, SIZE_MAX, &packet) ||
-	    !bip_field_uint(&p, ';', 10, UINT32_MAX, &tags)) {
+	bool ok = bip_field_lit(&p, ';', CARD_VERSION);
+
+	for (int i = 0; ok && i < 3; i++)
+		ok = bip_field_uint(&p, ';', 10, UINT64_MAX, &theirs[i]);
+	if (!ok) {
 		bip_err("card for node %d is not a BIP card: \"%.40s\"", node,
 			card);
 		return NULL;
 	}
-	if (packet != ep->k.packet_size || tags != ep->k.long_tags) {
-		bip_err("node %d uses BIP_PACKET_SIZE=%llu BIP_LONG_TAGS=%llu, "
-			"this node %zu and %u: every node must use the same",
-			node, (unsigned long long)packet,
-			(unsigned long long)tags, ep->k.packet_size,
-			ep->k.long_tags);
-		return NULL;
-	}
-	return p;
+	card_shared(ep, mine);
+	for (int i = 0; i < 3; i++)
+		if (theirs[i] != mine[i]) {
+			bip_err("node %d uses %s=%llu, this node %llu: every "
+				"node must use the same",
+				node, card_knobs[i],
+				(unsigned long long)theirs[i],
+				(unsigned long long)mine[i]);
+			same = false;
+		}
+	return same ? p : NULL;
 }
 
 int bip_connect(bip_ep_t *ep, int node, const char *card)

@@ -93,10 +93,13 @@ static void test_cards(void)
 		"shm,%s,1,1,ABCDEF", "shm,,1,1,0123456789abcdef",
 		"tcp,%s,1,1,0123456789abcdef", "shm,%s,1 ,1,0123456789abcdef",
 	};
+	/* %s: this card's version; the numbers stand where its settings do. */
 	static const char *const bad_settings[] = {
-		"", "nonsense;", "bip1;", "bip1;-4096;", "bip1;4096x;",
-		"bip1;999999999999999999999999;",
+		"", "nonsense;", "%s;", "%s;-4096;", "%s;4096x;64;64;",
+		"%s;999999999999999999999999;64;64;", "%s;32768;64;",
+		"%s;32768;64;64;64;", "X%s;32768;64;64;",
 	};
+	char version[16];
 	struct bip_open_params p = { .node = 0, .nnodes = 2, .job_key = 7 };
 	char own[BIP_CARD_MAX], host[80], pre[BIP_CARD_MAX];
 	char card[BIP_CARD_MAX + 600], wire[BIP_CARD_MAX];
@@ -115,6 +118,7 @@ static void test_cards(void)
 		return;
 	}
 	snprintf(pre, sizeof(pre), "%.*s", (int)(w - own), own);
+	snprintf(version, sizeof(version), "%.*s", (int)strcspn(own, ";"), own);
 	for (size_t i = 0; i < sizeof(bad_wire) / sizeof(bad_wire[0]); i++) {
 		snprintf(wire, sizeof(wire), bad_wire[i], host);
 		snprintf(card, sizeof(card), "%s%s", pre, wire);
@@ -127,7 +131,10 @@ static void test_cards(void)
 	}
 	for (size_t i = 0; i < sizeof(bad_settings) / sizeof(bad_settings[0]);
 	     i++) {
-		snprintf(card, sizeof(card), "%s%s", bad_settings[i], w);
+		char settings[64];
+
+		snprintf(settings, sizeof(settings), bad_settings[i], version);
+		snprintf(card, sizeof(card), "%s%s", settings, w);
 		EXPECT(bip_connect(ep, 1, card), -BIP_ECARD);
 	}
 	/* A host name far longer than any host's, as a hostile peer could
@@ -225,7 +232,7 @@ int main(int argc, char **argv)
 	req = (bip_req_t){ 0x80000000u | 5, 77 };
 	EXPECT(bip_wait(ep, &req, NULL), -BIP_ENOREQ);
 	EXPECT(bip_card(ep, card, 4), -BIP_ETOOLONG);
-	EXPECT(bip_connect(ep, peer, "bip1;shm,x"), -BIP_ESTATE);
+	EXPECT(bip_connect(ep, peer, "bip2;shm,x"), -BIP_ESTATE);
 	EXPECT(bip_connect(ep, me, "whatever"), -BIP_ENODE);
 	EXPECT(bip_connect(ep, 7, "whatever"), -BIP_ENODE);
 
