@@ -4,6 +4,7 @@ if BUILD_CH4_NETMOD_BIP
 noinst_HEADERS += src/mpid/ch4/netmod/bip/bip_pre.h \
 	src/mpid/ch4/netmod/bip/bip_impl.h \
 	src/mpid/ch4/netmod/bip/bip_state.h \
+	src/mpid/ch4/netmod/bip/bip_ctl.h \
 	src/mpid/ch4/netmod/bip/netmod_inline.h
 
 mpi_core_sources += src/mpid/ch4/netmod/bip/func_table.c \

@@ -1,90 +1,13 @@
 /*
- * bip_state.h - the bip netmod's wire format and private state. Only the
- * netmod's .c files include it: editing it rebuilds seconds of code, not
- * MPICH.
- *
- * Two kinds of BIP messages carry MPI (MPI-BIP, section 3): control messages
- * (BIP small messages, counted by credits) and large data (BIP long messages
- * on a tag the receiver chose).
+ * bip_state.h - the bip netmod's private state. Only the netmod's .c files
+ * include it: editing it rebuilds seconds of code, not MPICH. The control
+ * messages' wire format is in bip_ctl.h.
  */
 #ifndef BIP_STATE_H_INCLUDED
 #define BIP_STATE_H_INCLUDED
 
 #include "bip_impl.h"
-
-/*
- * Control messages. Every one starts with MPIDI_BIP_ctl_t; the values travel
- * only between processes of one build.
- *   CREDITS  credits only (section 3.5)
- *   SHORT    an MPI message with its data inline
- *   RTS3     three-way: the receiver answers at once (ACK), into the user
- *            buffer or a temporary one
- *   RNDV     rendezvous: the receiver answers (ACK) only once a receive
- *            matches, one fragment per ACK
- *   ACK      a BIP long receive is posted on `tag`: send [offset, +len)
- *   CANCEL   the sender cancels a rendezvous request not yet matched
- *   CANCEL_REPLY  whether it was: the receiver dropped the request, or it
- *            had matched already (the send then completes normally)
- *   AM, AM_RTS, AM_CTS  MPIDIG's active messages: inline, announced, and
- *            the answer to an announcement (same body as ACK)
- */
-enum MPIDI_BIP_ctl_type {
-	MPIDI_BIP_CTL_CREDITS = 1,
-	MPIDI_BIP_CTL_SHORT,
-	MPIDI_BIP_CTL_RTS3,
-	MPIDI_BIP_CTL_RNDV,
-	MPIDI_BIP_CTL_ACK,
-	MPIDI_BIP_CTL_CANCEL,
-	MPIDI_BIP_CTL_CANCEL_REPLY,
-	MPIDI_BIP_CTL_AM,
-	MPIDI_BIP_CTL_AM_RTS,
-	MPIDI_BIP_CTL_AM_CTS,
-};
-
-/* 16 bytes: a SHORT message with 8 bytes of data fits BIP's inline header. */
-typedef struct {
-	uint8_t type;    /* enum MPIDI_BIP_ctl_type */
-	uint8_t credits; /* credits given back to the receiver (section 3.5) */
-	uint16_t ctx;    /* MPI context id */
-	int32_t rank;    /* sender's rank in the communicator */
-	int32_t tag;     /* MPI tag */
-	uint32_t len;    /* SHORT: bytes of data following the header */
-} MPIDI_BIP_ctl_t;
-
-/* RTS3 and RNDV. */
-typedef struct {
-	MPIDI_BIP_ctl_t h;
-	uint64_t data_sz;
-	uint64_t sreq;   /* the sender's request, named in the ACKs */
-} MPIDI_BIP_ctl_rts_t;
-
-/* ACK and AM_CTS. */
-typedef struct {
-	MPIDI_BIP_ctl_t h;
-	uint64_t sreq;
-	uint64_t offset; /* first byte to send */
-	uint64_t len;    /* bytes to send as one BIP long message */
-	uint32_t bip_tag;
-	uint32_t pad;
-} MPIDI_BIP_ctl_ack_t;
-
-/* CANCEL and CANCEL_REPLY. */
-typedef struct {
-	MPIDI_BIP_ctl_t h;
-	uint64_t sreq;
-	uint32_t cancelled; /* CANCEL_REPLY */
-	uint32_t pad;
-} MPIDI_BIP_ctl_cancel_t;
-
-/* AM and AM_RTS: the MPIDIG header (and AM's data) follow. */
-typedef struct {
-	MPIDI_BIP_ctl_t h;
-	uint8_t handler_id;
-	uint8_t src_vci, dst_vci, pad;
-	uint32_t am_hdr_sz;
-	uint64_t data_sz;
-	uint64_t sreq;   /* AM_RTS */
-} MPIDI_BIP_ctl_am_t;
+#include "bip_ctl.h"
 
 /* Which protocol a send used (counters, request state). */
 enum MPIDI_BIP_proto {

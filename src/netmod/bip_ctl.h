@@ -1,0 +1,97 @@
+/*
+ * bip_ctl.h - the bip netmod's control messages: the wire format between
+ * processes of one job, carried as BIP small messages. No MPICH types
+ * here: tests, fuzzers and a hostile peer's test library use it too.
+ *
+ * The values below are the wire format: they must not change silently.
+ * Only processes of one build talk to each other (the business card says
+ * which), so there is no version field in every message.
+ *
+ * Two kinds of BIP messages carry MPI (MPI-BIP, section 3): control
+ * messages (BIP small messages, counted by credits) and large data (BIP
+ * long messages on a tag the receiver chose).
+ */
+#ifndef BIP_CTL_H_INCLUDED
+#define BIP_CTL_H_INCLUDED
+
+#include <stdint.h>
+
+/* Control message types: one list makes the enum and the names. */
+#define MPIDI_BIP_CTL_TYPES(X)                                                 \
+	X(CREDITS)      /* credits only (section 3.5) */                       \
+	X(SHORT)        /* an MPI message with its data inline */              \
+	X(RTS3)         /* three-way: the receiver answers at once (ACK), */   \
+			/* into the user buffer or a temporary one */          \
+	X(RNDV)         /* rendezvous: the receiver answers (ACK) once a */    \
+			/* receive matches, one fragment per ACK */            \
+	X(ACK)          /* a BIP long receive is posted on bip_tag: send */    \
+			/* [offset, +len) */                                   \
+	X(CANCEL)       /* the sender cancels a rendezvous not matched yet */ \
+	X(CANCEL_REPLY) /* whether the receiver dropped it */                  \
+	X(AM)           /* MPIDIG's active message, inline */                  \
+	X(AM_RTS)       /* an active message announced: its data follows */   \
+			/* the receiver's AM_CTS */                            \
+	X(AM_CTS)       /* the answer to an announcement (body of ACK) */
+
+enum MPIDI_BIP_ctl_type {
+	MPIDI_BIP_CTL_NONE = 0,
+#define MPIDI_BIP_CTL_ENUM(name) MPIDI_BIP_CTL_##name,
+	MPIDI_BIP_CTL_TYPES(MPIDI_BIP_CTL_ENUM)
+#undef MPIDI_BIP_CTL_ENUM
+	MPIDI_BIP_CTL_NTYPES
+};
+
+/* 16 bytes: a SHORT message with 8 bytes of data fits BIP's inline header. */
+typedef struct {
+	uint8_t type;    /*  0: enum MPIDI_BIP_ctl_type */
+	uint8_t credits; /*  1: credits given back to the receiver */
+	uint16_t ctx;    /*  2: MPI context id */
+	int32_t rank;    /*  4: sender's rank in the communicator */
+	int32_t tag;     /*  8: MPI tag */
+	uint32_t len;    /* 12: SHORT: bytes of data following the header */
+} MPIDI_BIP_ctl_t;
+
+/* RTS3 and RNDV. */
+typedef struct {
+	MPIDI_BIP_ctl_t h;
+	uint64_t data_sz; /* 16 */
+	uint64_t sreq;    /* 24: the sender's request, named in the ACKs */
+} MPIDI_BIP_ctl_rts_t;
+
+/* ACK and AM_CTS. */
+typedef struct {
+	MPIDI_BIP_ctl_t h;
+	uint64_t sreq;    /* 16 */
+	uint64_t offset;  /* 24: first byte to send */
+	uint64_t len;     /* 32: bytes to send as one BIP long message */
+	uint32_t bip_tag; /* 40 */
+	uint32_t pad;     /* 44 */
+} MPIDI_BIP_ctl_ack_t;
+
+/* CANCEL and CANCEL_REPLY. */
+typedef struct {
+	MPIDI_BIP_ctl_t h;
+	uint64_t sreq;      /* 16 */
+	uint32_t cancelled; /* 24: CANCEL_REPLY */
+	uint32_t pad;       /* 28 */
+} MPIDI_BIP_ctl_cancel_t;
+
+/* AM and AM_RTS: the MPIDIG header (and AM's data) follow. */
+typedef struct {
+	MPIDI_BIP_ctl_t h;
+	uint8_t handler_id;       /* 16 */
+	uint8_t src_vci, dst_vci; /* 17, 18 */
+	uint8_t pad;              /* 19 */
+	uint32_t am_hdr_sz;       /* 20 */
+	uint64_t data_sz;         /* 24 */
+	uint64_t sreq;            /* 32: AM_RTS */
+} MPIDI_BIP_ctl_am_t;
+
+_Static_assert(sizeof(MPIDI_BIP_ctl_t) == 16 &&
+		       sizeof(MPIDI_BIP_ctl_rts_t) == 32 &&
+		       sizeof(MPIDI_BIP_ctl_ack_t) == 48 &&
+		       sizeof(MPIDI_BIP_ctl_cancel_t) == 32 &&
+		       sizeof(MPIDI_BIP_ctl_am_t) == 40,
+	       "control message sizes are the wire format");
+
+#endif
