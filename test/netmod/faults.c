@@ -1,0 +1,214 @@
+/*
+ * faults.c - MPI programs for the netmod's fault cases, one per mode:
+ *   burst      rank 0 sends 100 short messages to rank 1 before rank 1
+ *              receives any (run with settings that differ between the
+ *              ranks: credits must be agreed, not assumed).
+ *   cancel     rank 0 cancels a synchronous (rendezvous) send while rank 1
+ *              computes: MPI_Wait after MPI_Cancel must return at once. If
+ *              the send could not be cancelled, rank 1 must still receive
+ *              the data as it was when it was sent.
+ *   truncate   rank 1 receives 3 GiB (rendezvous) and 1.5 GiB (three-way,
+ *              run with a raised threshold) messages into a 1 MiB buffer:
+ *              MPI_ERR_TRUNCATE, without ever holding the whole message.
+ *   dead-long  3 ranks: rank 2 answers a three-way send from rank 0 and
+ *              dies; rank 0's send fails with MPIX_ERR_PROC_FAILED and its
+ *              traffic with rank 1 goes on.
+ */
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static int rank, size;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void burst(void)
+{
+	int v[100];
+
+	if (rank == 0) {
+		MPI_Request r[100];
+
+		for (int i = 0; i < 100; i++) {
+			v[i] = i * 3;
+			MPI_Isend(&v[i], 1, MPI_INT, 1, i, MPI_COMM_WORLD, &r[i]);
+		}
+		MPI_Waitall(100, r, MPI_STATUSES_IGNORE);
+	} else if (rank == 1) {
+		usleep(300000);
+		for (int i = 0; i < 100; i++) {
+			MPI_Recv(&v[i], 1, MPI_INT, 0, i, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+			CHECK(v[i] == i * 3, "message %d: %d", i, v[i]);
+		}
+		printf("rank 1: 100 messages of a burst received\n");
+	}
+}
+
+static void cancel(void)
+{
+	enum { N = 100000 };
+	static char buf[N];
+	int cancelled = 0, one = 1;
+	MPI_Request r;
+	MPI_Status st;
+
+	for (int i = 0; i < N; i++)
+		buf[i] = (char)(i * 5);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0) {
+		double t;
+
+		/* A short message first: with two credits, it takes the
+		 * last ordinary one, and the announcement then waits. */
+		MPI_Send(&one, 1, MPI_INT, 1, 1, MPI_COMM_WORLD);
+		MPI_Issend(buf, N, MPI_CHAR, 1, 2, MPI_COMM_WORLD, &r);
+		usleep(100000);
+		t = now();
+		MPI_Cancel(&r);
+		MPI_Wait(&r, &st);
+		t = now() - t;
+		MPI_Test_cancelled(&st, &cancelled);
+		CHECK(t < 1.0, "MPI_Wait after MPI_Cancel took %.2f s", t);
+		/* Not cancelled: rank 1 must get the data as sent. */
+		memset(buf, 0, N);
+		MPI_Send(&cancelled, 1, MPI_INT, 1, 3, MPI_COMM_WORLD);
+		printf("rank 0: MPI_Wait after MPI_Cancel: %.3f s, %s\n", t,
+		       cancelled ? "cancelled" : "not cancelled (delivered)");
+	} else if (rank == 1) {
+		sleep(3); /* computing: no MPI call */
+		MPI_Recv(&one, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, &st);
+		MPI_Recv(&cancelled, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, &st);
+		if (!cancelled) {
+			static char in[N];
+
+			MPI_Recv(in, N, MPI_CHAR, 0, 2, MPI_COMM_WORLD, &st);
+			CHECK(memcmp(in, buf, N) == 0,
+			      "the uncancelled message's data changed");
+		}
+	}
+}
+
+static long peak_rss_mb(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss / 1024;
+}
+
+static void truncate_recv(void)
+{
+	/* 3 GiB and 1.5 GiB of doubles; the sender's pages are never
+	 * written, so they cost it no memory either. */
+	const int counts[2] = { 402653184, 201326592 };
+	const int cap = 131072; /* 1 MiB */
+	double *big = malloc((size_t)counts[0] * sizeof(double));
+
+	CHECK(big, "no 3 GiB of address space");
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	for (int k = 0; k < 2; k++) {
+		if (rank == 0) {
+			int rc = MPI_Send(big, counts[k], MPI_DOUBLE, 1, k,
+					  MPI_COMM_WORLD);
+
+			CHECK(rc == MPI_SUCCESS, "send %d failed", k);
+		} else if (rank == 1) {
+			MPI_Status st;
+			int rc, cls, n;
+
+			rc = MPI_Recv(big, cap, MPI_DOUBLE, 0, k,
+				      MPI_COMM_WORLD, &st);
+			MPI_Error_class(rc, &cls);
+			MPI_Get_count(&st, MPI_DOUBLE, &n);
+			CHECK(cls == MPI_ERR_TRUNCATE,
+			      "message %d: error class %d, not MPI_ERR_TRUNCATE",
+			      k, cls);
+			CHECK(n == cap, "message %d: %d doubles received", k,
+			      n);
+		}
+	}
+	if (rank == 1) {
+		long mb = peak_rss_mb();
+
+		CHECK(mb < 512, "the receiver held %ld MB at its peak", mb);
+		printf("rank 1: truncated 3 GiB and 1.5 GiB messages, peak "
+		       "memory %ld MB\n",
+		       mb);
+	}
+	free(big);
+}
+
+static void dead_long(void)
+{
+	enum { N = 100000 };
+	static char buf[N], in[N];
+	int cls, x = 7, rc;
+	MPI_Request r;
+
+	CHECK(size == 3, "run on 3 ranks");
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	if (rank == 2) {
+		/* Answer the announcement (the receive is posted), then die
+		 * before the data comes. */
+		MPI_Irecv(in, N, MPI_CHAR, 0, 1, MPI_COMM_WORLD, &r);
+		MPI_Recv(&x, 1, MPI_INT, 0, 2, MPI_COMM_WORLD,
+			 MPI_STATUS_IGNORE);
+		_exit(0);
+	}
+	if (rank == 0) {
+		MPI_Isend(buf, N, MPI_CHAR, 2, 1, MPI_COMM_WORLD, &r);
+		MPI_Send(&x, 1, MPI_INT, 2, 2, MPI_COMM_WORLD);
+		rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+		MPI_Error_class(rc, &cls);
+		CHECK(cls == MPIX_ERR_PROC_FAILED,
+		      "send to the dead rank: class %d, not "
+		      "MPIX_ERR_PROC_FAILED",
+		      cls);
+	}
+	/* Ranks 0 and 1 go on. */
+	for (int i = 0; i < 10; i++) {
+		int peer = 1 - rank;
+
+		rc = MPI_Sendrecv(buf, N, MPI_CHAR, peer, 3, in, N, MPI_CHAR,
+				  peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		CHECK(rc == MPI_SUCCESS, "traffic with a live rank failed");
+	}
+	printf("rank %d: a dead rank's failed send did not stop the others\n",
+	       rank);
+	/* The dead rank cannot take part in MPI_Finalize's exchanges. */
+	fflush(stdout);
+	_exit(0);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (strcmp(mode, "burst") == 0)
+		burst();
+	else if (strcmp(mode, "cancel") == 0)
+		cancel();
+	else if (strcmp(mode, "truncate") == 0)
+		truncate_recv();
+	else if (strcmp(mode, "dead-long") == 0)
+		dead_long();
+	else
+		CHECK(0, "unknown mode '%s'", mode);
+	MPI_Finalize();
+	return 0;
+}

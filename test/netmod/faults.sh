@@ -1,0 +1,45 @@
+#!/bin/sh
+# The netmod's fault cases (faults.c): settings that differ between ranks,
+# a cancel while the receiver computes, truncation of multi-GiB messages, a
+# rank that dies in the middle of a transfer.
+. "$top_srcdir/test/netmod/lib.sh"
+run "$MPICC" -O2 -Wno-stringop-overflow -o "$W/faults" "$top_srcdir/test/netmod/faults.c"
+
+# Credits are agreed per pair, whatever each rank was told (burst).
+for s in "MPIR_CVAR_CH4_BIP_CREDITS 4:MPIR_CVAR_CH4_BIP_CREDITS 64" \
+	 "BIP_SMALL_QUEUE 16:BIP_SMALL_QUEUE 1024" \
+	 "BIP_SMALL_QUEUE 1024:BIP_SMALL_QUEUE 16"; do
+	a=${s%%:*} b=${s#*:}
+	echo "+ mpiexec -n 1 -env $a faults burst : -n 1 -env $b faults burst"
+	out=$(timeout 60 "$MPIEXEC" -n 1 -env MPIR_CVAR_CH4_BIP_PRINT_COUNTERS 1 \
+		-env $a "$W/faults" burst : -n 1 \
+		-env MPIR_CVAR_CH4_BIP_PRINT_COUNTERS 1 -env $b "$W/faults" burst 2>&1) ||
+		{ echo "$out"; echo "FAILED: burst with $a / $b"; exit 1; }
+	echo "$out"
+	echo "$out" | grep -q "100 messages of a burst received" ||
+		{ echo "FAILED: burst not received"; exit 1; }
+	# The agreed credits keep BIP's queue from overflowing.
+	echo "$out" | grep "small-queue overflows [1-9]" &&
+		{ echo "FAILED: the small-message queue overflowed"; exit 1; }
+done
+
+# A cancel is local: sent (not provably unmatched), then stuck behind the
+# credits (cancelled).
+mpirun 2 "$W/faults" cancel
+echo "$out" | grep -q "not cancelled (delivered)" ||
+	{ echo "FAILED: expected the sent announcement not to be cancelled"; exit 1; }
+MPIR_CVAR_CH4_BIP_CREDITS=2 mpirun 2 "$W/faults" cancel
+echo "$out" | grep -q "rank 0: .*, cancelled" ||
+	{ echo "FAILED: an announcement that never left was not cancelled"; exit 1; }
+
+# Truncation of 3 GiB (rendezvous) and 1.5 GiB (three-way) messages.
+MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD=2147483647 mpirun 2 "$W/faults" truncate
+
+# A rank dies between answering a three-way send and receiving its data.
+echo "+ mpiexec -disable-auto-cleanup -n 3 faults dead-long"
+out=$(timeout 60 "$MPIEXEC" -disable-auto-cleanup -n 3 "$W/faults" dead-long 2>&1)
+echo "$out"
+for r in 0 1; do
+	echo "$out" | grep -q "rank $r: a dead rank's failed send did not stop" ||
+		{ echo "FAILED: rank $r did not carry on"; exit 1; }
+done
