@@ -1,0 +1,28 @@
+#!/bin/sh
+# MPI_Init failing for any reason (settings MPI cannot run with, ranks that
+# do not agree) must say why and leave nothing in /dev/shm: Hydra removes
+# nothing there.
+. "$top_srcdir/test/netmod/lib.sh"
+run "$MPICC" -O2 -o "$W/cpi" "$top_srcdir/examples/mpi/cpi.c" -lm
+segments() { ls /dev/shm 2>/dev/null | grep "^bip-$(id -u)-" || true; }
+before=$(segments)
+# must_fail TEXT MPIEXEC-ARGS...: the job fails, prints TEXT, leaves nothing.
+must_fail() {
+	want=$1; shift
+	echo "+ mpiexec $* (must fail)"
+	out=$(timeout 60 "$MPIEXEC" "$@" 2>&1) &&
+		{ echo "$out"; echo "FAILED: the job ran"; exit 1; }
+	echo "$out" | grep -q "$want" ||
+		{ echo "$out"; echo "FAILED: no message saying '$want'"; exit 1; }
+	after=$(segments)
+	[ "$after" = "$before" ] || {
+		echo "FAILED: MPI_Init failed and left in /dev/shm:"
+		echo "$after"; exit 1; }
+}
+must_fail "raise BIP_SMALL_QUEUE" -n 4 -env BIP_SMALL_QUEUE 4 "$W/cpi"
+must_fail "every node must use the same" -n 1 "$W/cpi" : \
+	-n 1 -env BIP_PACKET_SIZE 8k "$W/cpi"
+must_fail "MPIR_CVAR_CH4_BIP_CREDITS=1 is out of range" -n 2 \
+	-env MPIR_CVAR_CH4_BIP_CREDITS 1 "$W/cpi"
+must_fail "BIP_IDLE=nap" -n 2 -env BIP_IDLE nap "$W/cpi"
+echo "every failed MPI_Init said why and left nothing behind"
