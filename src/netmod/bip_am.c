@@ -98,9 +98,11 @@ int MPIDI_BIP_am_isend(int node, int handler_id, const void *am_hdr,
 		MPIR_ERR_CHECK(mpi_errno);
 		am->data = am->pack_buf;
 	}
+	am->handle = MPIDI_BIP_handle_new(&MPIDI_BIP_global.am_sends, sreq);
+	MPIR_ERR_CHKANDJUMP(!am->handle, mpi_errno, MPI_ERR_OTHER, "**nomem");
 	p = am_format(msg, MPIDI_BIP_CTL_AM_RTS, handler_id, am_hdr, am_hdr_sz,
 		      src_vci, dst_vci, data_sz);
-	((MPIDI_BIP_ctl_am_t *)msg)->sreq = (uint64_t)(uintptr_t)sreq;
+	((MPIDI_BIP_ctl_am_t *)msg)->sreq = am->handle;
 	MPIDI_BIP_global.cnt.am_3way++;
 	mpi_errno = MPIDI_BIP_ctl_send(node, msg, (size_t)(p - msg));
 fn_exit:
@@ -117,9 +119,10 @@ void MPIDI_BIP_am_request_finalize(MPIR_Request *req)
 
 /* --- arriving ------------------------------------------------------------ */
 
-int MPIDI_BIP_am_arrived(int node, const MPIDI_BIP_ctl_am_t *am)
+int MPIDI_BIP_am_arrived(int node, const MPIDI_BIP_ctl_am_t *am,
+			 const void *payload)
 {
-	const char *am_hdr = (const char *)(am + 1);
+	const char *am_hdr = payload;
 	int attr = 0;
 
 	MPIDIG_AM_ATTR_SET_VCIS(attr, am->src_vci, am->dst_vci);
@@ -131,22 +134,18 @@ int MPIDI_BIP_am_arrived(int node, const MPIDI_BIP_ctl_am_t *am)
 static int am_lsend_done(MPIDI_BIP_lsend_t *ls)
 {
 	MPIR_Request *sreq = ls->arg;
+	MPIDI_BIP_am_request_t *am = &sreq->dev.ch4.am.netmod_am.bip;
 
-	return MPIDIG_global.origin_cbs[sreq->dev.ch4.am.netmod_am.bip
-						.handler_id](sreq);
+	MPIDI_BIP_handle_free(&MPIDI_BIP_global.am_sends, am->handle);
+	return MPIDIG_global.origin_cbs[am->handler_id](sreq);
 }
 
 /* AM_CTS: send the data on the receiver's tag. */
-int MPIDI_BIP_am_cts(int node, const MPIDI_BIP_ctl_ack_t *cts)
+int MPIDI_BIP_am_cts(int node, MPIR_Request *sreq,
+		     const MPIDI_BIP_ctl_ack_t *cts)
 {
-	MPIR_Request *sreq = (MPIR_Request *)(uintptr_t)cts->sreq;
 	MPIDI_BIP_am_request_t *am = &sreq->dev.ch4.am.netmod_am.bip;
 
-	if (cts->offset + cts->len > am->data_sz)
-		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
-					    __func__, __LINE__, MPI_ERR_OTHER,
-					    "**bipproto", "**bipproto %d",
-					    node);
 	return MPIDI_BIP_lsend(cts, node, am->data, am_lsend_done, sreq);
 }
 
@@ -171,7 +170,8 @@ static int am_lrecv_done(MPIDI_BIP_lrecv_t *lr)
 }
 
 /* AM_RTS: MPIDIG matches the header now, the data comes later. */
-int MPIDI_BIP_am_rts(int node, const MPIDI_BIP_ctl_am_t *am)
+int MPIDI_BIP_am_rts(int node, const MPIDI_BIP_ctl_am_t *am,
+		     const void *am_hdr)
 {
 	MPIR_Request *rreq = NULL;
 	MPIDIG_rreq_async_t *a;
@@ -180,7 +180,7 @@ int MPIDI_BIP_am_rts(int node, const MPIDI_BIP_ctl_am_t *am)
 
 	MPIDIG_AM_ATTR_SET_VCIS(attr, am->src_vci, am->dst_vci);
 	mpi_errno = MPIDIG_global.target_msg_cbs[am->handler_id](
-		(void *)(am + 1), NULL, (MPI_Aint)am->data_sz, attr, &rreq);
+		(void *)am_hdr, NULL, (MPI_Aint)am->data_sz, attr, &rreq);
 	MPIR_ERR_CHECK(mpi_errno);
 	MPIR_Assert(rreq);
 	MPIDIG_recv_setup(rreq);

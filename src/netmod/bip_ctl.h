@@ -14,6 +14,7 @@
 #ifndef BIP_CTL_H_INCLUDED
 #define BIP_CTL_H_INCLUDED
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Control message types: one list makes the enum and the names. */
@@ -93,5 +94,62 @@ _Static_assert(sizeof(MPIDI_BIP_ctl_t) == 16 &&
 		       sizeof(MPIDI_BIP_ctl_cancel_t) == 32 &&
 		       sizeof(MPIDI_BIP_ctl_am_t) == 40,
 	       "control message sizes are the wire format");
+
+/* Message sizes fit an MPI_Aint. */
+#define MPIDI_BIP_DATA_MAX ((uint64_t)INT64_MAX)
+
+/* Why a control message is dropped: one list makes the enum and the names.
+ * The first six are found by MPIDI_BIP_ctl_decode, the last two by the
+ * handler that looks the named request up. */
+#define MPIDI_BIP_CTL_DROPS(X)                                                 \
+	X(TOO_SHORT) /* shorter than its type's header */                      \
+	X(TYPE)      /* an unknown type */                                     \
+	X(LENGTH)    /* its length disagrees with its type or its fields */    \
+	X(CREDITS)   /* it gives back credits that were never given */         \
+	X(SIZE)      /* a size, offset or rank out of range */                 \
+	X(HANDLER)   /* an active-message handler that does not exist */       \
+	X(HANDLE)    /* a request handle that names no request of ours */      \
+	X(RANGE)     /* bytes outside the request it names */
+
+enum MPIDI_BIP_ctl_drop {
+	MPIDI_BIP_CTL_OK = 0,
+#define MPIDI_BIP_CTL_DROP_ENUM(name) MPIDI_BIP_CTL_DROP_##name,
+	MPIDI_BIP_CTL_DROPS(MPIDI_BIP_CTL_DROP_ENUM)
+#undef MPIDI_BIP_CTL_DROP_ENUM
+	MPIDI_BIP_CTL_NDROPS
+};
+
+/* A control message's fixed part, copied out of the bytes it came in. */
+typedef union {
+	MPIDI_BIP_ctl_t h;
+	MPIDI_BIP_ctl_rts_t rts;
+	MPIDI_BIP_ctl_ack_t ack;
+	MPIDI_BIP_ctl_cancel_t cancel;
+	MPIDI_BIP_ctl_am_t am;
+} MPIDI_BIP_ctl_msg_t;
+
+/* What the receiver knows of the peer a message came from. */
+typedef struct {
+	int credits;       /* C(i->j): credits we hold for it now */
+	int ncredits;      /* N of the pair: never more than that */
+	uint64_t rts3_max; /* the largest three-way message it sends */
+	/* Does an active-message handler of this id exist here? */
+	int (*handler_ok)(unsigned id);
+} MPIDI_BIP_ctl_peer_t;
+
+/*
+ * Copy the fixed part of the len-byte message at bytes into *m and check
+ * it against its type and what we know of its sender. Returns 0, with
+ * *fixed_p the bytes of the fixed part (SHORT's data, an AM's header and
+ * data follow it in bytes), or the MPIDI_BIP_CTL_DROP_* reason to drop it.
+ * A pure function: it reads bytes and peer only.
+ */
+int MPIDI_BIP_ctl_decode(const void *bytes, size_t len,
+			 const MPIDI_BIP_ctl_peer_t *peer,
+			 MPIDI_BIP_ctl_msg_t *m, size_t *fixed_p);
+
+/* Names of the drop reasons and of the types, for logs and counters. */
+const char *MPIDI_BIP_ctl_drop_name(int reason);
+const char *MPIDI_BIP_ctl_type_name(int type);
 
 #endif

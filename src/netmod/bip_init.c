@@ -259,14 +259,29 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 {
 	const MPIDI_BIP_counters_t *c = &g->cnt;
 	struct bip_counters b;
+	char why[256] = "";
+	uint64_t dropped = 0;
 
+	/* Malformed control messages: how many, and why (reason: count). */
+	for (int i = 1; i < MPIDI_BIP_CTL_NDROPS; i++) {
+		size_t n = strlen(why);
+
+		if (!c->dropped[i])
+			continue;
+		dropped += c->dropped[i];
+		snprintf(why + n, sizeof(why) - n, "%s%s: %llu", n ? ", " : " (",
+			 MPIDI_BIP_ctl_drop_name(i),
+			 (unsigned long long)c->dropped[i]);
+	}
+	if (dropped)
+		strncat(why, ")", sizeof(why) - strlen(why) - 1);
 	bip_get_counters(g->ep, &b);
 	fprintf(stderr,
 		"bip netmod rank %d: short %llu, three-way %llu, rendezvous %llu "
 		"(synchronous %llu, fragments %llu), credits-only %llu (N=%d), "
 		"unexpected %llu (max queued %u), active messages inline %llu, "
 		"announced %llu, to self %llu, send FIFO max %u, receive FIFO max %u, "
-		"idle yields %llu, sleeps %llu | "
+		"dropped %llu%s, idle yields %llu, sleeps %llu | "
 		"BIP: packets %llu sent %llu received, acks %llu, NACKs %llu "
 		"sent %llu received, retransmits %llu, small-queue overflows "
 		"%llu\n",
@@ -280,7 +295,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)c->unexpected, c->unexp_max,
 		(unsigned long long)c->am_short,
 		(unsigned long long)c->am_3way, (unsigned long long)c->to_self,
-		c->sfifo_max, c->rfifo_max, (unsigned long long)c->yields,
+		c->sfifo_max, c->rfifo_max, (unsigned long long)dropped, why,
+		(unsigned long long)c->yields,
 		(unsigned long long)c->sleeps,
 		(unsigned long long)b.packets_sent,
 		(unsigned long long)b.packets_received,
@@ -305,6 +321,8 @@ int MPIDI_BIP_mpi_finalize_hook(void)
 	bip_close(g->ep);
 	MPL_free(g->tag_owner);
 	MPL_free(g->peers);
+	MPIDI_BIP_handles_destroy(&g->sends);
+	MPIDI_BIP_handles_destroy(&g->am_sends);
 	g->ep = NULL;
 	return MPI_SUCCESS;
 }

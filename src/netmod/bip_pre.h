@@ -12,6 +12,7 @@ typedef struct {
 	void *pack_buf;      /* packed copy of non-contiguous data, or NULL */
 	const void *data;    /* what goes on the wire */
 	uint64_t data_sz;
+	uint64_t handle;     /* what the receiver's AM_CTS names */
 	int handler_id;
 	int node;            /* destination BIP node */
 } MPIDI_BIP_am_request_t;
@@ -34,9 +35,16 @@ typedef struct MPIDI_BIP_request {
 	const void *data;    /* send: what goes on the wire */
 	uint64_t data_sz;    /* bytes of the message */
 	uint64_t offset;     /* rendezvous: bytes moved so far */
-	uint64_t peer;       /* the other side's request id */
+	uint64_t peer;       /* receive: the sender's request handle */
+	uint64_t handle;     /* send: what the receiver's ACKs name */
+	uint64_t cap;        /* receive: bytes wanted (less when truncated) */
+	uint8_t flags;       /* MPIDI_BIP_REQ_* */
 	void *unexp;         /* Mprobe'd message (struct MPIDI_BIP_unexp) */
 } MPIDI_BIP_request_t;
+
+/* The MPI request completed while the transfer goes on (a send that could
+ * not be cancelled): the netmod holds the request and owns the data. */
+#define MPIDI_BIP_REQ_DETACHED 0x1
 
 /* A peer: its BIP node (the world rank). */
 typedef struct {

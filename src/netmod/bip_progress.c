@@ -28,80 +28,126 @@ int MPIDI_BIP_error(int rc, const char *what)
 				    "**bipfail %s %s", what, bip_strerror(rc));
 }
 
-static bool am_handler_valid(const MPIDI_BIP_ctl_am_t *am)
+/* A control message from node failed a check: count it, drop it, go on. */
+static int drop(int node, int reason)
 {
-	return am->handler_id < MPIDIG_HANDLER_STATIC_MAX &&
-	       MPIDIG_global.target_msg_cbs[am->handler_id];
+	MPIDI_BIP_global.cnt.dropped[reason]++;
+	MPL_DBG_MSG_FMT(MPIDI_CH4_DBG_GENERAL, VERBOSE,
+			(MPL_DBG_FDEST, "bip: dropped a control message from "
+					"node %d: %s",
+			 node, MPIDI_BIP_ctl_drop_name(reason)));
+	return MPI_SUCCESS;
 }
 
-/* Is a control message of len bytes from node well formed? Sizes,
- * handlers and credits are checked before any is used, so a corrupt or
- * mismatched peer gives an error, not a crash. Request ids in answers are
- * trusted: BIP delivers only this job's packets, sent by this build. */
-static bool ctl_valid(int node, const MPIDI_BIP_ctl_t *h, size_t len)
+static int am_handler_ok(unsigned id)
 {
-	const MPIDI_BIP_ctl_am_t *am = (const void *)h;
-	const MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	return id < MPIDIG_HANDLER_STATIC_MAX &&
+	       MPIDIG_global.target_msg_cbs[id] != NULL;
+}
 
-	if (len < sizeof(*h) ||
-	    g->peers[node].credits + h->credits > g->ncredits)
-		return false;
-	switch (h->type) {
-	case MPIDI_BIP_CTL_CREDITS:
-		return true;
-	case MPIDI_BIP_CTL_SHORT:
-		return len == sizeof(*h) + h->len;
-	case MPIDI_BIP_CTL_RTS3:
-	case MPIDI_BIP_CTL_RNDV:
-		return len == sizeof(MPIDI_BIP_ctl_rts_t);
+/* The request an answer names, by its handle: it must be a live request
+ * of ours of that kind, to that node, and the bytes asked for within it. */
+static int named_request(int node, const MPIDI_BIP_ctl_msg_t *m,
+			 MPIR_Request **req_p)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	MPIR_Request *req;
+	uint64_t data_sz;
+
+	switch (m->h.type) {
 	case MPIDI_BIP_CTL_ACK:
-	case MPIDI_BIP_CTL_AM_CTS:
-		return len == sizeof(MPIDI_BIP_ctl_ack_t);
-	case MPIDI_BIP_CTL_CANCEL:
 	case MPIDI_BIP_CTL_CANCEL_REPLY:
-		return len == sizeof(MPIDI_BIP_ctl_cancel_t);
-	case MPIDI_BIP_CTL_AM:
-		return len >= sizeof(*am) && am_handler_valid(am) &&
-		       am->am_hdr_sz <= len - sizeof(*am) &&
-		       am->data_sz == len - sizeof(*am) - am->am_hdr_sz;
-	case MPIDI_BIP_CTL_AM_RTS:
-		return len >= sizeof(*am) && am_handler_valid(am) &&
-		       len - sizeof(*am) == am->am_hdr_sz;
+		req = MPIDI_BIP_handle_get(&g->sends,
+					   m->h.type == MPIDI_BIP_CTL_ACK
+						   ? m->ack.sreq
+						   : m->cancel.sreq);
+		if (!req || req->dev.ch4.netmod.bip.node != node)
+			return MPIDI_BIP_CTL_DROP_HANDLE;
+		data_sz = req->dev.ch4.netmod.bip.data_sz;
+		break;
+	case MPIDI_BIP_CTL_AM_CTS:
+		req = MPIDI_BIP_handle_get(&g->am_sends, m->ack.sreq);
+		if (!req || req->dev.ch4.am.netmod_am.bip.node != node)
+			return MPIDI_BIP_CTL_DROP_HANDLE;
+		data_sz = req->dev.ch4.am.netmod_am.bip.data_sz;
+		break;
+	default:
+		return MPIDI_BIP_CTL_OK;
 	}
-	return false;
+	/* offset and len are within an MPI_Aint (decode): no wrap. */
+	if (m->h.type != MPIDI_BIP_CTL_CANCEL_REPLY &&
+	    m->ack.offset + m->ack.len > data_sz)
+		return MPIDI_BIP_CTL_DROP_RANGE;
+	*req_p = req;
+	return MPIDI_BIP_CTL_OK;
 }
 
-/* One control message from node, from BIP's queue or the self queue. */
+/* One control message of len bytes from node: its fixed part is copied and
+ * checked, and the request it names looked up, before anything is used. A
+ * malformed one is dropped and counted, and gives no credit back (its
+ * sender did not count it either). Payloads stay where they are, read
+ * within the checked lengths. */
 static int dispatch(int node, const void *msg, size_t len)
 {
-	const MPIDI_BIP_ctl_t *h = msg;
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	const MPIDI_BIP_ctl_peer_t peer = {
+		.credits = g->peers[node].credits,
+		.ncredits = g->ncredits,
+		.rts3_max = MPIDI_BIP_DATA_MAX,
+		.handler_ok = am_handler_ok,
+	};
+	MPIDI_BIP_ctl_msg_t m;
+	MPIR_Request *req = NULL;
+	const char *payload;
+	size_t fixed;
+	int why, mpi_errno;
 
-	if (!ctl_valid(node, h, len))
-		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
-					    __func__, __LINE__, MPI_ERR_OTHER,
-					    "**bipproto", "**bipproto %d",
-					    node);
-	MPIDI_BIP_ctl_arrived(node, h);
-	switch (h->type) {
+	why = MPIDI_BIP_ctl_decode(msg, len, &peer, &m, &fixed);
+	if (!why)
+		why = named_request(node, &m, &req);
+	if (why)
+		return drop(node, why);
+	payload = (const char *)msg + fixed;
+	MPIDI_BIP_ctl_arrived(node, &m.h);
+	switch (m.h.type) {
 	case MPIDI_BIP_CTL_SHORT:
-		return MPIDI_BIP_recv_short(node, h);
+		mpi_errno = MPIDI_BIP_recv_short(node, &m.h, payload);
+		break;
 	case MPIDI_BIP_CTL_RTS3:
 	case MPIDI_BIP_CTL_RNDV:
-		return MPIDI_BIP_recv_rts(node, msg);
+		mpi_errno = MPIDI_BIP_recv_rts(node, &m.rts);
+		break;
 	case MPIDI_BIP_CTL_ACK:
-		return MPIDI_BIP_send_ack(node, msg);
+		mpi_errno = MPIDI_BIP_send_ack(node, req, &m.ack);
+		break;
 	case MPIDI_BIP_CTL_CANCEL:
-		return MPIDI_BIP_recv_cancel(node, msg);
+		mpi_errno = MPIDI_BIP_recv_cancel(node, &m.cancel);
+		break;
 	case MPIDI_BIP_CTL_CANCEL_REPLY:
-		return MPIDI_BIP_send_cancelled(node, msg);
+		mpi_errno = MPIDI_BIP_send_cancelled(req, &m.cancel);
+		break;
 	case MPIDI_BIP_CTL_AM:
-		return MPIDI_BIP_am_arrived(node, msg);
+		mpi_errno = MPIDI_BIP_am_arrived(node, &m.am, payload);
+		break;
 	case MPIDI_BIP_CTL_AM_RTS:
-		return MPIDI_BIP_am_rts(node, msg);
+		mpi_errno = MPIDI_BIP_am_rts(node, &m.am, payload);
+		break;
 	case MPIDI_BIP_CTL_AM_CTS:
-		return MPIDI_BIP_am_cts(node, msg);
+		mpi_errno = MPIDI_BIP_am_cts(node, req, &m.ack);
+		break;
+	default: /* credits only: counted on arrival */
+		mpi_errno = MPI_SUCCESS;
+		break;
 	}
-	return MPI_SUCCESS; /* credits only: counted on arrival */
+	/* Rule: the message has left BIP's queue: B++ (even if acting on it
+	 * failed: its slot is free all the same). */
+	if (node != g->self) {
+		int rc = MPIDI_BIP_ctl_consumed(node, &m.h);
+
+		if (!mpi_errno)
+			mpi_errno = rc;
+	}
+	return mpi_errno;
 }
 
 /* Messages to ourselves, in the order they were sent. */
@@ -125,7 +171,6 @@ static int drain_control(int *progress)
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	const void *data;
 	struct bip_status st;
-	MPIDI_BIP_ctl_t h;
 	int mpi_errno = MPI_SUCCESS, len;
 
 	/* Credits make an overflow impossible: one means a bug, say so. */
@@ -136,12 +181,9 @@ static int drain_control(int *progress)
 	else
 		BIP_CHECK(len, "bip_poll");
 	while ((len = bip_peek_nopoll(g->ep, &data, &st)) >= 0) {
-		memcpy(&h, data, MPL_MIN((size_t)len, sizeof(h)));
 		mpi_errno = dispatch(st.node, data, (size_t)len);
 		bip_consume(g->ep);
 		(*progress)++;
-		MPIR_ERR_CHECK(mpi_errno);
-		mpi_errno = MPIDI_BIP_ctl_consumed(st.node, &h);
 		MPIR_ERR_CHECK(mpi_errno);
 	}
 	if (len != -BIP_EAGAIN && len != -BIP_EPEERGONE)

@@ -191,7 +191,7 @@ static void *recv_landing(MPIR_Request *rreq, uint64_t data_sz)
 	char *dst;
 	MPI_Aint cap = recv_capacity(rreq, &contig, &dst);
 
-	if (contig && (MPI_Aint)data_sz <= cap)
+	if (contig && data_sz <= (uint64_t)cap)
 		return dst;
 	r->pack = MPL_malloc(MPL_MAX(data_sz, 1), MPL_MEM_BUFFER);
 	return r->pack;
@@ -317,20 +317,20 @@ static int take_unexp(MPIR_Request *rreq, MPIDI_BIP_unexp_t *u)
 
 /* --- control messages arriving ------------------------------------------- */
 
-int MPIDI_BIP_recv_short(int node, const MPIDI_BIP_ctl_t *ctl)
+int MPIDI_BIP_recv_short(int node, const MPIDI_BIP_ctl_t *ctl,
+			 const void *data)
 {
 	MPIR_Request *rreq = posted_take(ctl->ctx, ctl->rank, ctl->tag);
 	MPIDI_BIP_unexp_t *u;
 
 	if (rreq)
-		return recv_finish(rreq, ctl->rank, ctl->tag, ctl + 1,
-				   ctl->len);
+		return recv_finish(rreq, ctl->rank, ctl->tag, data, ctl->len);
 	u = unexp_new(node, ctl, ctl->len, ctl->len);
 	if (!u)
 		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
 					    __func__, __LINE__, MPI_ERR_OTHER,
 					    "**nomem", 0);
-	memcpy(u->data, ctl + 1, ctl->len);
+	memcpy(u->data, data, ctl->len);
 	u->arrived = true;
 	return MPI_SUCCESS;
 }

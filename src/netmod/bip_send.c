@@ -102,10 +102,14 @@ int MPIDI_BIP_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
 		MPIR_ERR_CHECK(mpi_errno);
 		r->data = r->pack;
 	}
+	/* The receiver's ACKs name the request by a handle, never by a
+	 * pointer: an ACK can reach a live send and nothing else. */
+	r->handle = MPIDI_BIP_handle_new(&g->sends, sreq);
+	MPIR_ERR_CHKANDJUMP(!r->handle, mpi_errno, MPI_ERR_OTHER, "**nomem");
 	rts.h.type = proto == MPIDI_BIP_PROTO_RNDV ? MPIDI_BIP_CTL_RNDV
 						   : MPIDI_BIP_CTL_RTS3;
 	rts.data_sz = data_sz;
-	rts.sreq = (uint64_t)(uintptr_t)sreq;
+	rts.sreq = r->handle;
 	mpi_errno = MPIDI_BIP_ctl_send(node, &rts, sizeof(rts));
 fn_exit:
 	MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
@@ -118,6 +122,7 @@ static int send_complete(MPIR_Request *sreq)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(sreq);
 
+	MPIDI_BIP_handle_free(&MPIDI_BIP_global.sends, r->handle);
 	MPL_free(r->pack);
 	r->pack = NULL;
 	MPIDIU_request_complete(sreq);
@@ -138,16 +143,11 @@ static int send_fragment_done(MPIDI_BIP_lsend_t *ls)
 }
 
 /* The receiver posted a BIP long receive: send the bytes it asked for. */
-int MPIDI_BIP_send_ack(int node, const MPIDI_BIP_ctl_ack_t *ack)
+int MPIDI_BIP_send_ack(int node, MPIR_Request *sreq,
+		       const MPIDI_BIP_ctl_ack_t *ack)
 {
-	MPIR_Request *sreq = (MPIR_Request *)(uintptr_t)ack->sreq;
 	MPIDI_BIP_request_t *r = &BIP_REQ(sreq);
 
-	if (ack->offset + ack->len > r->data_sz)
-		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
-					    __func__, __LINE__, MPI_ERR_OTHER,
-					    "**bipproto", "**bipproto %d",
-					    node);
 	if (r->data_sz == 0)
 		return send_complete(sreq); /* a zero-byte synchronous send */
 	return MPIDI_BIP_lsend(ack, node, r->data, send_fragment_done,
@@ -162,7 +162,7 @@ int MPIDI_BIP_cancel_send(MPIR_Request *sreq)
 	MPIDI_BIP_request_t *r = &BIP_REQ(sreq);
 	MPIDI_BIP_ctl_cancel_t c = {
 		.h.type = MPIDI_BIP_CTL_CANCEL,
-		.sreq = (uint64_t)(uintptr_t)sreq,
+		.sreq = r->handle,
 	};
 	int mpi_errno = MPI_SUCCESS;
 
@@ -174,10 +174,9 @@ int MPIDI_BIP_cancel_send(MPIR_Request *sreq)
 	return mpi_errno;
 }
 
-int MPIDI_BIP_send_cancelled(int node, const MPIDI_BIP_ctl_cancel_t *c)
+int MPIDI_BIP_send_cancelled(MPIR_Request *sreq,
+			     const MPIDI_BIP_ctl_cancel_t *c)
 {
-	MPIR_Request *sreq = (MPIR_Request *)(uintptr_t)c->sreq;
-
 	if (!c->cancelled)
 		return MPI_SUCCESS; /* matched: the send goes on */
 	MPIR_STATUS_SET_CANCEL_BIT(sreq->status, TRUE);

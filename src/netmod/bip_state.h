@@ -8,6 +8,7 @@
 
 #include "bip_impl.h"
 #include "bip_ctl.h"
+#include "bip_handle.h"
 
 /* Which protocol a send used (counters, request state). */
 enum MPIDI_BIP_proto {
@@ -78,6 +79,7 @@ typedef struct {
 	uint64_t ssend;          /* synchronous sends (always rendezvous) */
 	uint64_t fragments;      /* rendezvous fragments */
 	uint64_t credits_only;   /* credits-only messages sent */
+	uint64_t dropped[MPIDI_BIP_CTL_NDROPS]; /* malformed messages, by why */
 	uint64_t unexpected;     /* messages that arrived before a receive */
 	uint64_t am_short, am_3way;
 	uint64_t to_self;        /* control messages to our own rank */
@@ -97,6 +99,9 @@ typedef struct {
 	size_t fragment;                /* rendezvous fragment */
 	int ncredits;                   /* N per pair */
 	unsigned sfifo_limit, rfifo_limit;
+	/* requests that peers name in control messages */
+	MPIDI_BIP_handles_t sends;      /* three-way and rendezvous sends */
+	MPIDI_BIP_handles_t am_sends;   /* announced active messages */
 	/* control messages */
 	MPIDI_BIP_peer_t *peers;
 	unsigned sfifo_peers;           /* peers with a non-empty send FIFO */
@@ -153,14 +158,21 @@ int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
 			  int (*complete)(MPIDI_BIP_lsend_t *), void *arg);
 int MPIDI_BIP_long_progress(int *progress);
 
-/* bip_recv.c, bip_send.c, bip_am.c: what arriving control messages do. */
-int MPIDI_BIP_recv_short(int node, const MPIDI_BIP_ctl_t *ctl);
+/* bip_recv.c, bip_send.c, bip_am.c: what arriving control messages do
+ * (checked, and the requests they name looked up, in bip_progress.c). */
+int MPIDI_BIP_recv_short(int node, const MPIDI_BIP_ctl_t *ctl,
+			 const void *data);
 int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts);
-int MPIDI_BIP_send_ack(int node, const MPIDI_BIP_ctl_ack_t *ack);
+int MPIDI_BIP_send_ack(int node, MPIR_Request *sreq,
+		       const MPIDI_BIP_ctl_ack_t *ack);
 int MPIDI_BIP_recv_cancel(int node, const MPIDI_BIP_ctl_cancel_t *c);
-int MPIDI_BIP_send_cancelled(int node, const MPIDI_BIP_ctl_cancel_t *c);
-int MPIDI_BIP_am_arrived(int node, const MPIDI_BIP_ctl_am_t *am);
-int MPIDI_BIP_am_rts(int node, const MPIDI_BIP_ctl_am_t *am);
-int MPIDI_BIP_am_cts(int node, const MPIDI_BIP_ctl_ack_t *cts);
+int MPIDI_BIP_send_cancelled(MPIR_Request *sreq,
+			     const MPIDI_BIP_ctl_cancel_t *c);
+int MPIDI_BIP_am_arrived(int node, const MPIDI_BIP_ctl_am_t *am,
+			 const void *payload);
+int MPIDI_BIP_am_rts(int node, const MPIDI_BIP_ctl_am_t *am,
+		     const void *am_hdr);
+int MPIDI_BIP_am_cts(int node, MPIR_Request *sreq,
+		     const MPIDI_BIP_ctl_ack_t *cts);
 
 #endif

@@ -1,0 +1,123 @@
+/*
+ * bip_ctl.c - decoding and checking control messages: bytes from another
+ * process in, a checked copy or a reason to drop it out. Kept free of MPICH
+ * so that a unit test and a fuzzer link it alone; dispatch, which needs
+ * MPICH's requests, stays in bip_progress.c.
+ */
+#include <string.h>
+
+#include "bip_ctl.h"
+
+/* The fixed part of each type, by which its length is judged. */
+static const size_t fixed_len[MPIDI_BIP_CTL_NTYPES] = {
+	[MPIDI_BIP_CTL_CREDITS] = sizeof(MPIDI_BIP_ctl_t),
+	[MPIDI_BIP_CTL_SHORT] = sizeof(MPIDI_BIP_ctl_t),
+	[MPIDI_BIP_CTL_RTS3] = sizeof(MPIDI_BIP_ctl_rts_t),
+	[MPIDI_BIP_CTL_RNDV] = sizeof(MPIDI_BIP_ctl_rts_t),
+	[MPIDI_BIP_CTL_ACK] = sizeof(MPIDI_BIP_ctl_ack_t),
+	[MPIDI_BIP_CTL_CANCEL] = sizeof(MPIDI_BIP_ctl_cancel_t),
+	[MPIDI_BIP_CTL_CANCEL_REPLY] = sizeof(MPIDI_BIP_ctl_cancel_t),
+	[MPIDI_BIP_CTL_AM] = sizeof(MPIDI_BIP_ctl_am_t),
+	[MPIDI_BIP_CTL_AM_RTS] = sizeof(MPIDI_BIP_ctl_am_t),
+	[MPIDI_BIP_CTL_AM_CTS] = sizeof(MPIDI_BIP_ctl_ack_t),
+};
+
+/* Rule per type: what its length and fields may be. */
+static int check_fields(const MPIDI_BIP_ctl_msg_t *m, size_t len,
+			const MPIDI_BIP_ctl_peer_t *peer)
+{
+	size_t fixed = fixed_len[m->h.type], rest = len - fixed;
+
+	switch (m->h.type) {
+	case MPIDI_BIP_CTL_SHORT:
+		if (rest != m->h.len)
+			return MPIDI_BIP_CTL_DROP_LENGTH;
+		return m->h.rank < 0 ? MPIDI_BIP_CTL_DROP_SIZE : 0;
+	case MPIDI_BIP_CTL_RTS3:
+		if (m->rts.data_sz > peer->rts3_max)
+			return MPIDI_BIP_CTL_DROP_SIZE;
+		/* fallthrough */
+	case MPIDI_BIP_CTL_RNDV:
+		if (rest)
+			return MPIDI_BIP_CTL_DROP_LENGTH;
+		return m->rts.data_sz > MPIDI_BIP_DATA_MAX || m->h.rank < 0
+			       ? MPIDI_BIP_CTL_DROP_SIZE
+			       : 0;
+	case MPIDI_BIP_CTL_ACK:
+	case MPIDI_BIP_CTL_AM_CTS:
+		/* Both within an MPI_Aint: their sum cannot wrap. */
+		if (rest)
+			return MPIDI_BIP_CTL_DROP_LENGTH;
+		return m->ack.offset > MPIDI_BIP_DATA_MAX ||
+				       m->ack.len > MPIDI_BIP_DATA_MAX
+			       ? MPIDI_BIP_CTL_DROP_SIZE
+			       : 0;
+	case MPIDI_BIP_CTL_AM:
+		if (!peer->handler_ok(m->am.handler_id))
+			return MPIDI_BIP_CTL_DROP_HANDLER;
+		/* The MPIDIG header, then the data, fill the rest. */
+		return m->am.am_hdr_sz > rest ||
+				       m->am.data_sz != rest - m->am.am_hdr_sz
+			       ? MPIDI_BIP_CTL_DROP_LENGTH
+			       : 0;
+	case MPIDI_BIP_CTL_AM_RTS:
+		if (!peer->handler_ok(m->am.handler_id))
+			return MPIDI_BIP_CTL_DROP_HANDLER;
+		if (m->am.am_hdr_sz != rest)
+			return MPIDI_BIP_CTL_DROP_LENGTH;
+		return m->am.data_sz > MPIDI_BIP_DATA_MAX
+			       ? MPIDI_BIP_CTL_DROP_SIZE
+			       : 0;
+	default: /* CREDITS, CANCEL, CANCEL_REPLY: the fixed part only */
+		return rest ? MPIDI_BIP_CTL_DROP_LENGTH : 0;
+	}
+}
+
+int MPIDI_BIP_ctl_decode(const void *bytes, size_t len,
+			 const MPIDI_BIP_ctl_peer_t *peer,
+			 MPIDI_BIP_ctl_msg_t *m, size_t *fixed_p)
+{
+	size_t fixed;
+
+	if (len < sizeof(MPIDI_BIP_ctl_t))
+		return MPIDI_BIP_CTL_DROP_TOO_SHORT;
+	memcpy(&m->h, bytes, sizeof(m->h));
+	if (m->h.type == MPIDI_BIP_CTL_NONE ||
+	    m->h.type >= MPIDI_BIP_CTL_NTYPES)
+		return MPIDI_BIP_CTL_DROP_TYPE;
+	fixed = fixed_len[m->h.type];
+	if (len < fixed)
+		return MPIDI_BIP_CTL_DROP_TOO_SHORT;
+	memcpy(m, bytes, fixed);
+	/* Credits: C + returned never exceeds N (each was given once). */
+	if (m->h.credits > peer->ncredits - peer->credits)
+		return MPIDI_BIP_CTL_DROP_CREDITS;
+	*fixed_p = fixed;
+	return check_fields(m, len, peer);
+}
+
+const char *MPIDI_BIP_ctl_drop_name(int reason)
+{
+	static const char *const names[MPIDI_BIP_CTL_NDROPS] = {
+		[MPIDI_BIP_CTL_OK] = "ok",
+#define MPIDI_BIP_CTL_DROP_NAME(name) [MPIDI_BIP_CTL_DROP_##name] = #name,
+		MPIDI_BIP_CTL_DROPS(MPIDI_BIP_CTL_DROP_NAME)
+#undef MPIDI_BIP_CTL_DROP_NAME
+	};
+
+	return reason >= 0 && reason < MPIDI_BIP_CTL_NDROPS ? names[reason]
+							     : "INVALID";
+}
+
+const char *MPIDI_BIP_ctl_type_name(int type)
+{
+	static const char *const names[MPIDI_BIP_CTL_NTYPES] = {
+		[MPIDI_BIP_CTL_NONE] = "NONE",
+#define MPIDI_BIP_CTL_TYPE_NAME(name) [MPIDI_BIP_CTL_##name] = #name,
+		MPIDI_BIP_CTL_TYPES(MPIDI_BIP_CTL_TYPE_NAME)
+#undef MPIDI_BIP_CTL_TYPE_NAME
+	};
+
+	return type >= 0 && type < MPIDI_BIP_CTL_NTYPES ? names[type]
+							: "INVALID";
+}
