@@ -68,8 +68,11 @@ fetch() { # -> prints the path of a verified archive, or of a tree
 	echo "$f"
 }
 
+# A tree prepared with another version of our patch is prepared again.
+patch_sum=$(cksum <"$top/src/netmod/mpich_$version.patch")
 prepare() {
-	[ -f "$m/prepared" ] && return
+	[ "$(cat "$m/prepared" 2>/dev/null)" = "$patch_sum" ] && return
+	rm -f "$m/regenerated" "$m/cvars" "$m/configured"
 	rm -rf "$src"
 	a=$(fetch)
 	if [ -d "$a" ]; then
@@ -82,8 +85,7 @@ prepare() {
 	[ -f "$src/maint/gen_ch4_api.py" ] || die "$src is not an MPICH $version tree"
 	ln -sfn "$top/src/netmod" "$src/src/mpid/ch4/netmod/bip"
 	(cd "$src" && patch -p1 -s <"$top/src/netmod/mpich_$version.patch")
-	rm -f "$m/regenerated"
-	touch "$m/prepared"
+	echo "$patch_sum" >"$m/prepared"
 }
 
 # Regenerate the netmod tables, configure and Makefile.in - again whenever
@@ -114,27 +116,31 @@ cvars() {
 }
 
 configure_mpich() {
-	[ -f "$m/configured" ] && return
-	mkdir -p "$obj"
 	cc=gcc cxx=g++ fc=gfortran
 	if command -v ccache >/dev/null; then
 		cc="ccache gcc" cxx="ccache g++" fc="ccache gfortran"
 	fi
-	say "configuring MPICH (ch4:bip) into $prefix"
-	# gfortran 12 needs -fallow-argument-mismatch for MPICH's F77 bindings.
-	(cd "$obj" && LD_LIBRARY_PATH="$bld/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-		"$src/configure" --prefix="$prefix" \
+	# The netmod includes bip.h (the BIP API) and, from src/common, the
+	# header-only card field readers. gfortran 12 needs
+	# -fallow-argument-mismatch for MPICH's F77 bindings.
+	set -- --prefix="$prefix" \
 		CC="$cc" CXX="$cxx" FC="$fc" F77="$fc" \
-		CPPFLAGS="-I$top/src/bip" \
+		CPPFLAGS="-I$top/src/bip -I$top/src/common" \
 		LDFLAGS="-L$bld/.libs -Wl,-rpath,$prefix/lib" \
 		FFLAGS=-fallow-argument-mismatch FCFLAGS=-fallow-argument-mismatch \
 		--with-device=ch4:bip --with-ch4-shmmods=none \
 		--with-hwloc=/usr --with-datatype-engine=dataloop \
 		--disable-static --enable-fortran=all --disable-f08 \
-		--with-pm=hydra ${MPICH_CONFIGURE_FLAGS:-}) \
-		>"$m/configure.log" 2>&1 ||
+		--with-pm=hydra ${MPICH_CONFIGURE_FLAGS:-}
+	# A tree configured with other arguments is configured again.
+	args=$(echo "$*" | cksum)
+	[ "$(cat "$m/configured" 2>/dev/null)" = "$args" ] && return
+	mkdir -p "$obj"
+	say "configuring MPICH (ch4:bip) into $prefix"
+	(cd "$obj" && LD_LIBRARY_PATH="$bld/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		"$src/configure" "$@") >"$m/configure.log" 2>&1 ||
 		{ tail -30 "$m/configure.log" >&2; die "configure failed (see $m/configure.log)"; }
-	touch "$m/configured"
+	echo "$args" >"$m/configured"
 }
 
 case $step in
