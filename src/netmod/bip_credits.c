@@ -71,33 +71,40 @@ MPIDI_BIP_ctlq_t *MPIDI_BIP_self_pop(void)
 			&MPIDI_BIP_global.self_tail);
 }
 
-/* N per pair: the CVAR, lowered so that every peer's N fits BIP's queue. */
-int MPIDI_BIP_credits_init(void)
+/* What we can take from each peer: the CVAR, lowered so that every peer's
+ * messages fit BIP's queue of small_queue. The pairs agree on N later. */
+int MPIDI_BIP_credits_init(unsigned small_queue)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
-	struct bip_limits lim;
-	int peers = MPIR_Process.size - 1, n = g->ncredits;
+	int peers = MPIR_Process.size - 1, n = g->accept;
 
-	bip_limits(g->ep, &lim);
-	if (peers > 0 && n > (int)lim.small_queue / peers)
-		n = (int)lim.small_queue / peers;
+	if (peers > 0 && n > (int)small_queue / peers)
+		n = (int)small_queue / peers;
 	if (n < 2)
 		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
 					    __func__, __LINE__, MPI_ERR_OTHER,
 					    "**bipcredits",
-					    "**bipcredits %d %d %d",
-					    g->ncredits, peers,
-					    (int)lim.small_queue);
-	g->ncredits = n;
+					    "**bipcredits %d %d %d", g->accept,
+					    peers, (int)small_queue);
+	g->accept = n;
 	g->peers = MPL_calloc((size_t)MPIR_Process.size, sizeof(*g->peers),
 			      MPL_MEM_BUFFER);
 	if (!g->peers)
 		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
 					    __func__, __LINE__, MPI_ERR_OTHER,
 					    "**nomem", 0);
-	for (int i = 0; i < MPIR_Process.size; i++)
-		g->peers[i].credits = n;
+	MPIDI_BIP_credits_agree(g->self, n);
 	return MPI_SUCCESS;
+}
+
+/* Rule: a pair's N is the smaller of what each end can take, so neither
+ * end's queue overflows, and both ends count with the same N. */
+void MPIDI_BIP_credits_agree(int node, int peer_accepts)
+{
+	MPIDI_BIP_peer_t *p = &MPIDI_BIP_global.peers[node];
+
+	p->ncredits = MPL_MIN(MPIDI_BIP_global.accept, peer_accepts);
+	p->credits = p->ncredits;
 }
 
 /* Hand one message (header, then data) to BIP: the credits we owe ride in
@@ -170,7 +177,7 @@ static int send_credits(int node, MPIDI_BIP_peer_t *p)
 	const struct iovec iov[2] = { { &msg, sizeof(msg) } };
 	int rc;
 
-	if (p->owed < g->ncredits - 1)
+	if (p->owed < p->ncredits - 1)
 		return 0;
 	rc = ctl_post(node, p, iov);
 	if (rc == 0)

@@ -4,9 +4,13 @@
  * so that a unit test and a fuzzer link it alone; dispatch, which needs
  * MPICH's requests, stays in bip_progress.c.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "bip_ctl.h"
+#include "bip_field.h"
+
+#define CARD_VERSION "bipnm1"
 
 /* The fixed part of each type, by which its length is judged. */
 static const size_t fixed_len[MPIDI_BIP_CTL_NTYPES] = {
@@ -94,6 +98,31 @@ int MPIDI_BIP_ctl_decode(const void *bytes, size_t len,
 		return MPIDI_BIP_CTL_DROP_CREDITS;
 	*fixed_p = fixed;
 	return check_fields(m, len, peer);
+}
+
+int MPIDI_BIP_card_format(char *buf, size_t len, const MPIDI_BIP_card_t *c,
+			  const char *bip_card)
+{
+	int n = snprintf(buf, len, CARD_VERSION ";%u;%llu;%s", c->credits,
+			 (unsigned long long)c->rts3_max, bip_card);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int MPIDI_BIP_card_parse(const char *card, MPIDI_BIP_card_t *c,
+			 const char **bip_card_p)
+{
+	const char *p = card;
+	uint64_t credits, rts3_max;
+
+	if (!bip_field_lit(&p, ';', CARD_VERSION) ||
+	    !bip_field_uint(&p, ';', 10, UINT8_MAX, &credits) ||
+	    !bip_field_uint(&p, ';', 10, MPIDI_BIP_DATA_MAX, &rts3_max))
+		return -1;
+	c->credits = (uint32_t)credits;
+	c->rts3_max = rts3_max;
+	*bip_card_p = p;
+	return 0;
 }
 
 const char *MPIDI_BIP_ctl_drop_name(int reason)

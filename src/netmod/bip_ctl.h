@@ -148,6 +148,28 @@ int MPIDI_BIP_ctl_decode(const void *bytes, size_t len,
 			 const MPIDI_BIP_ctl_peer_t *peer,
 			 MPIDI_BIP_ctl_msg_t *m, size_t *fixed_p);
 
+/*
+ * The netmod's business card: what a peer must know of us before the first
+ * message, then BIP's own card. "bipnm1;A;R;" + BIP's card, where A is the
+ * number of control messages we can hold from each peer (our credits
+ * CVAR, bounded by BIP's queue shared among the peers) and R the largest
+ * message we send by the three-way protocol (the receiver sizes a
+ * temporary buffer for it). A pair uses the smaller of the two A.
+ */
+#define MPIDI_BIP_CARD_EXTRA 64 /* bytes before BIP's card */
+
+typedef struct {
+	uint32_t credits;  /* A */
+	uint64_t rts3_max; /* R */
+} MPIDI_BIP_card_t;
+
+/* Write the card into buf (len bytes): 0, or -1 if it does not fit. */
+int MPIDI_BIP_card_format(char *buf, size_t len, const MPIDI_BIP_card_t *c,
+			  const char *bip_card);
+/* Read a card strictly: 0 and BIP's card in *bip_card_p, or -1. */
+int MPIDI_BIP_card_parse(const char *card, MPIDI_BIP_card_t *c,
+			 const char **bip_card_p);
+
 /* Names of the drop reasons and of the types, for logs and counters. */
 const char *MPIDI_BIP_ctl_drop_name(int reason);
 const char *MPIDI_BIP_ctl_type_name(int type);

@@ -150,7 +150,7 @@ static int read_cvars(MPIDI_BIP_global_t *g)
 	g->short_limit = (size_t)MPIR_CVAR_CH4_BIP_SHORT_LIMIT;
 	g->rndv_threshold = (size_t)MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD;
 	g->fragment = (size_t)MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE;
-	g->ncredits = MPIR_CVAR_CH4_BIP_CREDITS;
+	g->accept = MPIR_CVAR_CH4_BIP_CREDITS;
 	g->sfifo_limit = (unsigned)MPIR_CVAR_CH4_BIP_SEND_FIFO_MAX;
 	g->rfifo_limit = (unsigned)MPIR_CVAR_CH4_BIP_RECV_FIFO_MAX;
 	return MPI_SUCCESS;
@@ -209,7 +209,7 @@ int MPIDI_BIP_init_local(int *tag_bits)
 		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
 					    __func__, __LINE__, MPI_ERR_OTHER,
 					    "**nomem", 0);
-	mpi_errno = MPIDI_BIP_credits_init();
+	mpi_errno = MPIDI_BIP_credits_init(lim.small_queue);
 	if (mpi_errno)
 		return mpi_errno;
 	idle_policy(g);
@@ -218,36 +218,70 @@ int MPIDI_BIP_init_local(int *tag_bits)
 	return MPI_SUCCESS;
 }
 
-/* Every rank publishes its card; each then connects every other rank. */
+/* Every rank publishes its card (what its peers must know of it, then
+ * BIP's card); each reads every card, then connects every other rank and
+ * agrees with it on the pair's credits. */
 int MPIDI_BIP_init_world(void)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
-	char card[BIP_CARD_MAX] = { 0 };
-	char *table = NULL;
+	enum { LEN = MPIDI_BIP_CARD_EXTRA + BIP_CARD_MAX };
+	char bcard[BIP_CARD_MAX], card[LEN] = { 0 }, *table = NULL;
+	const MPIDI_BIP_card_t mine = {
+		.credits = (uint32_t)g->accept,
+		/* Three-way: above the short limit, below the threshold. */
+		.rts3_max = g->rndv_threshold > g->short_limit + 1
+				    ? g->rndv_threshold - 1
+				    : 0,
+	};
+	MPIDI_BIP_card_t *theirs = NULL;
+	const char **bip_cards = NULL;
 	int mpi_errno = MPI_SUCCESS, rc, unused;
-	const size_t len = sizeof(card); /* fixed size: same_len below */
 	int rank = MPIR_Process.rank, size = MPIR_Process.size;
 
-	rc = bip_card(g->ep, card, sizeof(card));
+	rc = bip_card(g->ep, bcard, sizeof(bcard));
 	if (rc)
 		return MPIDI_BIP_error(rc, "bip_card");
+	if (MPIDI_BIP_card_format(card, sizeof(card), &mine, bcard))
+		return MPIDI_BIP_error(-BIP_ETOOLONG, "card");
 	mpi_errno = MPIDU_bc_table_create(rank, size, MPIR_Process.node_map,
-					  card, (int)len, TRUE, 0,
-					  (void **)&table, &unused);
+					  card, LEN, TRUE, 0, (void **)&table,
+					  &unused);
 	MPIR_ERR_CHECK(mpi_errno);
+	theirs = MPL_malloc((size_t)size * sizeof(*theirs), MPL_MEM_OTHER);
+	bip_cards = MPL_malloc((size_t)size * sizeof(*bip_cards),
+			       MPL_MEM_OTHER);
+	MPIR_ERR_CHKANDJUMP(!theirs || !bip_cards, mpi_errno, MPI_ERR_OTHER,
+			    "**nomem");
+	/* Every card is read before anything is connected. */
+	for (int i = 0; i < size; i++) {
+		char *c = table + (size_t)i * LEN;
+
+		c[LEN - 1] = '\0';
+		MPIR_ERR_CHKANDJUMP1(MPIDI_BIP_card_parse(c, &theirs[i],
+							  &bip_cards[i]),
+				     mpi_errno, MPI_ERR_OTHER, "**bipcard",
+				     "**bipcard %d", i);
+	}
 	for (int i = 0; i < size; i++) {
 		MPIDIU_get_av(0, i).netmod.bip.node = i;
+		g->peers[i].rts3_max = theirs[i].rts3_max;
 		if (i == rank)
 			continue;
-		rc = bip_connect(g->ep, i, table + (size_t)i * len);
+		rc = bip_connect(g->ep, i, bip_cards[i]);
 		if (rc) {
 			mpi_errno = MPIDI_BIP_error(rc, "bip_connect");
-			break;
+			goto fn_fail;
 		}
+		MPIDI_BIP_credits_agree(i, (int)theirs[i].credits);
 	}
-	MPIDU_bc_table_destroy();
-fn_fail:
+fn_exit:
+	MPL_free(theirs);
+	MPL_free(bip_cards);
+	if (table)
+		MPIDU_bc_table_destroy();
 	return mpi_errno;
+fn_fail:
+	goto fn_exit;
 }
 
 int MPIDI_BIP_post_init(void)
@@ -259,8 +293,20 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 {
 	const MPIDI_BIP_counters_t *c = &g->cnt;
 	struct bip_counters b;
-	char why[256] = "";
+	char why[256] = "", n_range[32];
 	uint64_t dropped = 0;
+	int nmin = g->accept, nmax = 0;
+
+	/* N of the pairs: one number when they all agree alike. */
+	for (int i = 0; i < MPIR_Process.size; i++)
+		if (i != g->self || MPIR_Process.size == 1) {
+			nmin = MPL_MIN(nmin, g->peers[i].ncredits);
+			nmax = MPL_MAX(nmax, g->peers[i].ncredits);
+		}
+	if (nmin == nmax)
+		snprintf(n_range, sizeof(n_range), "%d", nmin);
+	else
+		snprintf(n_range, sizeof(n_range), "%d..%d", nmin, nmax);
 
 	/* Malformed control messages: how many, and why (reason: count). */
 	for (int i = 1; i < MPIDI_BIP_CTL_NDROPS; i++) {
@@ -278,7 +324,7 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 	bip_get_counters(g->ep, &b);
 	fprintf(stderr,
 		"bip netmod rank %d: short %llu, three-way %llu, rendezvous %llu "
-		"(synchronous %llu, fragments %llu), credits-only %llu (N=%d), "
+		"(synchronous %llu, fragments %llu), credits-only %llu (N=%s), "
 		"unexpected %llu (max queued %u), active messages inline %llu, "
 		"announced %llu, to self %llu, send FIFO max %u, receive FIFO max %u, "
 		"dropped %llu%s, idle yields %llu, sleeps %llu | "
@@ -291,7 +337,7 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)c->sent[MPIDI_BIP_PROTO_RNDV],
 		(unsigned long long)c->ssend,
 		(unsigned long long)c->fragments,
-		(unsigned long long)c->credits_only, g->ncredits,
+		(unsigned long long)c->credits_only, n_range,
 		(unsigned long long)c->unexpected, c->unexp_max,
 		(unsigned long long)c->am_short,
 		(unsigned long long)c->am_3way, (unsigned long long)c->to_self,

@@ -92,8 +92,8 @@ static int dispatch(int node, const void *msg, size_t len)
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	const MPIDI_BIP_ctl_peer_t peer = {
 		.credits = g->peers[node].credits,
-		.ncredits = g->ncredits,
-		.rts3_max = MPIDI_BIP_DATA_MAX,
+		.ncredits = g->peers[node].ncredits,
+		.rts3_max = g->peers[node].rts3_max,
 		.handler_ok = am_handler_ok,
 	};
 	MPIDI_BIP_ctl_msg_t m;

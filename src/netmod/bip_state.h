@@ -67,9 +67,11 @@ typedef struct MPIDI_BIP_lsend {
 
 /* Credits and the send FIFO toward one peer (section 3.5). */
 typedef struct {
+	int ncredits;         /* N of the pair, agreed at start-up */
 	int credits;          /* C(i->j): control messages we may still send */
 	int owed;             /* B(i<-j): consumed, credits not yet returned */
 	bool credits_due;     /* a credits-only message waits for a send slot */
+	uint64_t rts3_max;    /* the largest three-way message it sends */
 	MPIDI_BIP_ctlq_t *head, *tail;
 } MPIDI_BIP_peer_t;
 
@@ -97,7 +99,7 @@ typedef struct {
 	size_t short_limit;             /* largest SHORT payload */
 	size_t rndv_threshold;          /* smallest rendezvous message */
 	size_t fragment;                /* rendezvous fragment */
-	int ncredits;                   /* N per pair */
+	int accept;                     /* credits we can take from a peer */
 	unsigned sfifo_limit, rfifo_limit;
 	/* requests that peers name in control messages */
 	MPIDI_BIP_handles_t sends;      /* three-way and rendezvous sends */
@@ -145,7 +147,8 @@ void MPIDI_BIP_ctl_arrived(int node, const MPIDI_BIP_ctl_t *ctl);
 int MPIDI_BIP_ctl_consumed(int node, const MPIDI_BIP_ctl_t *ctl);
 int MPIDI_BIP_send_fifo_drain(int *progress);
 MPIDI_BIP_ctlq_t *MPIDI_BIP_self_pop(void);
-int MPIDI_BIP_credits_init(void);
+int MPIDI_BIP_credits_init(unsigned small_queue);
+void MPIDI_BIP_credits_agree(int node, int peer_accepts);
 
 /* bip_long.c: BIP long messages, the tag table and the receive FIFO. */
 /* Receive len bytes into dst from node on a free tag (or once one frees);

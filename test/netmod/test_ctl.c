@@ -1,0 +1,207 @@
+/*
+ * test_ctl.c - the netmod's MPICH-free units on their own: decoding control
+ * messages (every type, every reason to drop one), the business card, and
+ * request handles (live, stale, forged, reused, many).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bip_ctl.h"
+#include "bip_handle.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                       \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "%s:%d: FAILED: %s: ", __FILE__,       \
+				__LINE__, #cond);                              \
+			fprintf(stderr, __VA_ARGS__);                          \
+			fputc('\n', stderr);                                   \
+			failures++;                                            \
+		}                                                              \
+	} while (0)
+
+static int handler_ok(unsigned id)
+{
+	return id == 3;
+}
+
+static const MPIDI_BIP_ctl_peer_t peer = {
+	.credits = 10, .ncredits = 16, .rts3_max = 1000,
+	.handler_ok = handler_ok,
+};
+
+/* Decode len bytes of msg; expect the reason want. */
+static void expect(const void *msg, size_t len, int want, const char *what)
+{
+	MPIDI_BIP_ctl_msg_t m;
+	size_t fixed = 0;
+	int got = MPIDI_BIP_ctl_decode(msg, len, &peer, &m, &fixed);
+
+	CHECK(got == want, "%s: %s, want %s", what,
+	      MPIDI_BIP_ctl_drop_name(got), MPIDI_BIP_ctl_drop_name(want));
+	if (!got)
+		CHECK(fixed <= len, "%s: fixed part %zu of %zu bytes", what,
+		      fixed, len);
+}
+
+static void test_decode(void)
+{
+	unsigned char buf[256] = { 0 };
+	MPIDI_BIP_ctl_t h = { .type = MPIDI_BIP_CTL_SHORT, .len = 8 };
+	MPIDI_BIP_ctl_rts_t rts = { .h.type = MPIDI_BIP_CTL_RTS3,
+				    .data_sz = 1000 };
+	MPIDI_BIP_ctl_ack_t ack = { .h.type = MPIDI_BIP_CTL_ACK, .len = 5 };
+	MPIDI_BIP_ctl_am_t am = { .h.type = MPIDI_BIP_CTL_AM,
+				  .handler_id = 3, .am_hdr_sz = 4,
+				  .data_sz = 6 };
+
+	expect(buf, 3, MPIDI_BIP_CTL_DROP_TOO_SHORT, "3 bytes");
+	expect(buf, 16, MPIDI_BIP_CTL_DROP_TYPE, "type 0");
+	buf[0] = MPIDI_BIP_CTL_NTYPES;
+	expect(buf, 16, MPIDI_BIP_CTL_DROP_TYPE, "type past the last");
+
+	memcpy(buf, &h, sizeof(h));
+	expect(buf, 24, 0, "short");
+	expect(buf, 23, MPIDI_BIP_CTL_DROP_LENGTH, "short, data missing");
+	h.rank = -2;
+	memcpy(buf, &h, sizeof(h));
+	expect(buf, 24, MPIDI_BIP_CTL_DROP_SIZE, "short from rank -2");
+	h = (MPIDI_BIP_ctl_t){ .type = MPIDI_BIP_CTL_CREDITS, .credits = 6 };
+	memcpy(buf, &h, sizeof(h));
+	expect(buf, 16, 0, "credits back up to N");
+	h.credits = 7;
+	memcpy(buf, &h, sizeof(h));
+	expect(buf, 16, MPIDI_BIP_CTL_DROP_CREDITS, "credits beyond N");
+	h.credits = 0;
+	memcpy(buf, &h, sizeof(h));
+	expect(buf, 17, MPIDI_BIP_CTL_DROP_LENGTH, "credits with a tail");
+
+	memcpy(buf, &rts, sizeof(rts));
+	expect(buf, sizeof(rts), 0, "three-way at its limit");
+	expect(buf, sizeof(rts) - 1, MPIDI_BIP_CTL_DROP_TOO_SHORT,
+	       "three-way cut");
+	rts.data_sz = 1001;
+	memcpy(buf, &rts, sizeof(rts));
+	expect(buf, sizeof(rts), MPIDI_BIP_CTL_DROP_SIZE,
+	       "three-way beyond the sender's threshold");
+	rts.h.type = MPIDI_BIP_CTL_RNDV;
+	rts.data_sz = MPIDI_BIP_DATA_MAX;
+	memcpy(buf, &rts, sizeof(rts));
+	expect(buf, sizeof(rts), 0, "rendezvous of the largest size");
+	rts.data_sz = MPIDI_BIP_DATA_MAX + 1;
+	memcpy(buf, &rts, sizeof(rts));
+	expect(buf, sizeof(rts), MPIDI_BIP_CTL_DROP_SIZE,
+	       "rendezvous beyond an MPI_Aint");
+
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), 0, "ack");
+	ack.offset = ~0ull - 2;
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE, "ack that wraps");
+	ack.h.type = MPIDI_BIP_CTL_AM_CTS;
+	ack.offset = 0;
+	ack.len = ~0ull;
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE, "huge AM_CTS");
+
+	memcpy(buf, &am, sizeof(am));
+	expect(buf, sizeof(am) + 10, 0, "active message");
+	expect(buf, sizeof(am) + 9, MPIDI_BIP_CTL_DROP_LENGTH,
+	       "active message short of data");
+	am.am_hdr_sz = 1000;
+	memcpy(buf, &am, sizeof(am));
+	expect(buf, sizeof(am) + 10, MPIDI_BIP_CTL_DROP_LENGTH,
+	       "header beyond the message");
+	am.handler_id = 4;
+	memcpy(buf, &am, sizeof(am));
+	expect(buf, sizeof(am) + 10, MPIDI_BIP_CTL_DROP_HANDLER,
+	       "no such handler");
+	am = (MPIDI_BIP_ctl_am_t){ .h.type = MPIDI_BIP_CTL_AM_RTS,
+				   .handler_id = 3, .am_hdr_sz = 7,
+				   .data_sz = 1 << 30 };
+	memcpy(buf, &am, sizeof(am));
+	expect(buf, sizeof(am) + 7, 0, "announced active message");
+	expect(buf, sizeof(am) + 8, MPIDI_BIP_CTL_DROP_LENGTH,
+	       "announcement with a tail");
+	CHECK(strcmp(MPIDI_BIP_ctl_drop_name(99), "INVALID") == 0 &&
+		      strcmp(MPIDI_BIP_ctl_type_name(MPIDI_BIP_CTL_ACK),
+			     "ACK") == 0,
+	      "names");
+}
+
+static void test_card(void)
+{
+	static const char *const bad[] = {
+		"", "bipnm1", "bipnm1;", "bipnm1;4;", "bipnm1;256;10;x",
+		"bipnm1;-4;10;x", "bipnm1;4;9223372036854775808;x",
+		"bipnm2;4;10;x", "bipnm1;4 ;10;x",
+	};
+	MPIDI_BIP_card_t c = { 17, 123456 }, d;
+	const char *rest;
+	char buf[128];
+
+	CHECK(MPIDI_BIP_card_format(buf, sizeof(buf), &c, "bip2;x") == 0,
+	      "format");
+	CHECK(MPIDI_BIP_card_parse(buf, &d, &rest) == 0 && d.credits == 17 &&
+		      d.rts3_max == 123456 && strcmp(rest, "bip2;x") == 0,
+	      "round trip of %s", buf);
+	CHECK(MPIDI_BIP_card_format(buf, 10, &c, "bip2;x") == -1,
+	      "a card that does not fit");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(MPIDI_BIP_card_parse(bad[i], &d, &rest) == -1,
+		      "card '%s' accepted", bad[i]);
+}
+
+static void test_handles(void)
+{
+	MPIDI_BIP_handles_t t = { 0 };
+	static int objs[1000];
+	uint64_t h[1000], old;
+
+	CHECK(MPIDI_BIP_handle_get(&t, 0) == NULL, "empty table");
+	for (int i = 0; i < 1000; i++) {
+		h[i] = MPIDI_BIP_handle_new(&t, &objs[i]);
+		CHECK(h[i] != 0, "handle %d", i);
+	}
+	for (int i = 0; i < 1000; i++)
+		CHECK(MPIDI_BIP_handle_get(&t, h[i]) == &objs[i], "lookup %d",
+		      i);
+	CHECK(t.used == 1000, "%u in use", t.used);
+	old = h[500];
+	MPIDI_BIP_handle_free(&t, old);
+	MPIDI_BIP_handle_free(&t, old); /* twice: no effect */
+	CHECK(MPIDI_BIP_handle_get(&t, old) == NULL, "a freed handle names");
+	h[500] = MPIDI_BIP_handle_new(&t, &objs[500]);
+	CHECK(h[500] != old && MPIDI_BIP_handle_get(&t, old) == NULL &&
+		      MPIDI_BIP_handle_get(&t, h[500]) == &objs[500],
+	      "a reused slot answers to its new handle only");
+	CHECK(MPIDI_BIP_handle_get(&t, old + (1ull << 32)) == &objs[500],
+	      "the generation is part of the handle");
+	CHECK(MPIDI_BIP_handle_get(&t, 0x4141414141414141ull) == NULL &&
+		      MPIDI_BIP_handle_get(&t, ~0ull) == NULL &&
+		      MPIDI_BIP_handle_get(&t, (uint64_t)(uintptr_t)&t) ==
+			      NULL,
+	      "forged handles");
+	for (int i = 0; i < 1000; i++)
+		MPIDI_BIP_handle_free(&t, h[i]);
+	CHECK(t.used == 0, "%u still in use", t.used);
+	for (uint32_t i = 0; i < t.cap; i++)
+		CHECK(MPIDI_BIP_handle_at(&t, i) == NULL, "slot %u", i);
+	MPIDI_BIP_handles_destroy(&t);
+}
+
+int main(void)
+{
+	test_decode();
+	test_card();
+	test_handles();
+	if (failures)
+		fprintf(stderr, "%d check(s) failed\n", failures);
+	else
+		printf("control messages, cards and handles: all checks "
+		       "passed\n");
+	return failures != 0;
+}
