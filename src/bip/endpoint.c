@@ -227,18 +227,36 @@ int bip_nnodes(const bip_ep_t *ep)
 	return ep ? ep->nnodes : -BIP_EINVAL;
 }
 
+static void limits_of(const struct bip_knobs *k, struct bip_limits *l)
+{
+	*l = (struct bip_limits){
+		.small_max = BIP_SMALL_MAX,
+		.small_queue = k->small_queue,
+		.send_slots = k->send_slots,
+		.long_tags = k->long_tags,
+		.packet_size = k->packet_size,
+	};
+}
+
 int bip_limits(const bip_ep_t *ep, struct bip_limits *l)
 {
 	if (!ep || !l)
 		return -BIP_EINVAL;
-	*l = (struct bip_limits){
-		.small_max = BIP_SMALL_MAX,
-		.small_queue = ep->k.small_queue,
-		.send_slots = ep->k.send_slots,
-		.long_tags = ep->k.long_tags,
-		.packet_size = ep->k.packet_size,
-	};
+	limits_of(&ep->k, l);
 	return 0;
+}
+
+int bip_env_limits(struct bip_limits *l)
+{
+	struct bip_knobs k;
+	int rc;
+
+	if (!l)
+		return -BIP_EINVAL;
+	rc = bip_knobs_load(&k);
+	if (!rc)
+		limits_of(&k, l);
+	return rc;
 }
 
 int bip_get_counters(const bip_ep_t *ep, struct bip_counters *c)

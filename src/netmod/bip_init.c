@@ -174,6 +174,22 @@ static void idle_policy(MPIDI_BIP_global_t *g)
 	}
 }
 
+/* Give back everything init took: at finalize, and on every init failure
+ * (Hydra removes nothing from /dev/shm after a failed job). */
+static int release(MPIDI_BIP_global_t *g)
+{
+	int rc = g->ep ? bip_close(g->ep) : 0;
+
+	g->ep = NULL;
+	MPL_free(g->tag_owner);
+	g->tag_owner = NULL;
+	MPL_free(g->peers);
+	g->peers = NULL;
+	MPIDI_BIP_handles_destroy(&g->sends);
+	MPIDI_BIP_handles_destroy(&g->am_sends);
+	return rc;
+}
+
 int MPIDI_BIP_init_local(int *tag_bits)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
@@ -188,34 +204,37 @@ int MPIDI_BIP_init_local(int *tag_bits)
 	memset(g, 0, sizeof(*g));
 	g->self = MPIR_Process.rank;
 	mpi_errno = read_cvars(g);
-	if (mpi_errno)
-		return mpi_errno;
-	/* The job's secret names its segments: rank 0 draws it, PMI (the
-	 * job's own key-value space) carries it to the others. */
-	if (MPIR_Process.rank == 0 && (rc = bip_secret_new(&params.secret)))
-		return MPIDI_BIP_error(rc, "bip_secret_new");
-	mpi_errno = MPIR_pmi_bcast(&params.secret, sizeof(params.secret),
-				   MPIR_PMI_DOMAIN_ALL);
-	if (mpi_errno)
-		return mpi_errno;
-	rc = bip_open(&params, &g->ep);
-	if (rc)
-		return MPIDI_BIP_error(rc, "bip_open");
-	bip_limits(g->ep, &lim);
+	MPIR_ERR_CHECK(mpi_errno);
+	/* Settings we cannot run with are refused before anything exists
+	 * that could be left behind. */
+	rc = bip_env_limits(&lim);
+	BIP_CHECK(rc, "BIP knobs");
+	mpi_errno = MPIDI_BIP_credits_init(lim.small_queue);
+	MPIR_ERR_CHECK(mpi_errno);
 	g->ntags = (int)lim.long_tags;
 	g->tag_owner = MPL_calloc((size_t)g->ntags, sizeof(*g->tag_owner),
 				  MPL_MEM_BUFFER);
-	if (!g->tag_owner)
-		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
-					    __func__, __LINE__, MPI_ERR_OTHER,
-					    "**nomem", 0);
-	mpi_errno = MPIDI_BIP_credits_init(lim.small_queue);
-	if (mpi_errno)
-		return mpi_errno;
+	MPIR_ERR_CHKANDJUMP(!g->tag_owner, mpi_errno, MPI_ERR_OTHER,
+			    "**nomem");
+	/* The job's secret names its segments: rank 0 draws it, PMI (the
+	 * job's own key-value space) carries it to the others. */
+	if (MPIR_Process.rank == 0) {
+		rc = bip_secret_new(&params.secret);
+		BIP_CHECK(rc, "bip_secret_new");
+	}
+	mpi_errno = MPIR_pmi_bcast(&params.secret, sizeof(params.secret),
+				   MPIR_PMI_DOMAIN_ALL);
+	MPIR_ERR_CHECK(mpi_errno);
+	rc = bip_open(&params, &g->ep);
+	BIP_CHECK(rc, "bip_open");
 	idle_policy(g);
 	/* The netmod matches MPI tags itself: a full int travels. */
 	*tag_bits = MPIR_TAG_BITS_DEFAULT;
-	return MPI_SUCCESS;
+fn_exit:
+	return mpi_errno;
+fn_fail:
+	release(g);
+	goto fn_exit;
 }
 
 /* Every rank publishes its card (what its peers must know of it, then
@@ -239,10 +258,9 @@ int MPIDI_BIP_init_world(void)
 	int rank = MPIR_Process.rank, size = MPIR_Process.size;
 
 	rc = bip_card(g->ep, bcard, sizeof(bcard));
-	if (rc)
-		return MPIDI_BIP_error(rc, "bip_card");
-	if (MPIDI_BIP_card_format(card, sizeof(card), &mine, bcard))
-		return MPIDI_BIP_error(-BIP_ETOOLONG, "card");
+	if (!rc && MPIDI_BIP_card_format(card, sizeof(card), &mine, bcard))
+		rc = -BIP_ETOOLONG;
+	BIP_CHECK(rc, "bip_card");
 	mpi_errno = MPIDU_bc_table_create(rank, size, MPIR_Process.node_map,
 					  card, LEN, TRUE, 0, (void **)&table,
 					  &unused);
@@ -281,6 +299,7 @@ fn_exit:
 		MPIDU_bc_table_destroy();
 	return mpi_errno;
 fn_fail:
+	release(g);
 	goto fn_exit;
 }
 
@@ -356,6 +375,7 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 int MPIDI_BIP_mpi_finalize_hook(void)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	int rc;
 
 	/* What is still queued must reach its peers first (a send whose
 	 * request was freed may still be on its way). */
@@ -364,12 +384,12 @@ int MPIDI_BIP_mpi_finalize_hook(void)
 			break;
 	if (MPIR_CVAR_CH4_BIP_PRINT_COUNTERS)
 		print_counters(g);
-	bip_close(g->ep);
-	MPL_free(g->tag_owner);
-	MPL_free(g->peers);
-	MPIDI_BIP_handles_destroy(&g->sends);
-	MPIDI_BIP_handles_destroy(&g->am_sends);
-	g->ep = NULL;
+	/* Sends a peer has not acknowledged yet (it may be computing) are
+	 * reported by BIP on stderr; failing MPI_Finalize for them would
+	 * abort the job, that peer with it, before it takes them. */
+	rc = release(g);
+	if (rc && rc != -BIP_ETIMEDOUT)
+		return MPIDI_BIP_error(rc, "bip_close");
 	return MPI_SUCCESS;
 }
 
