@@ -176,6 +176,11 @@ int bip_rsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len);
 int bip_irsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len,
 	       bip_req_t *req);
 
+/* A long send not complete yet reads the rest of its data from copy, a
+ * copy of its buffer (same bytes, same length): its caller may then reuse
+ * the original at once. -BIP_ENOREQ if req is not a long send in flight. */
+int bip_rebase(bip_ep_t *ep, bip_req_t *req, const void *copy);
+
 /* Post a receive of up to cap bytes on tag, from any node. */
 int bip_lrecv(bip_ep_t *ep, int tag, void *buf, size_t cap,
 	      struct bip_status *st);

@@ -253,6 +253,15 @@ int bip_irsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len,
 	return post_long(ep, node, tag, buf, len, BIPFW_LONG_READY, req);
 }
 
+int bip_rebase(bip_ep_t *ep, bip_req_t *req, const void *copy)
+{
+	if (!ep || !req || !copy)
+		return -BIP_EINVAL;
+	if (req->id & BIP_REQ_RECV)
+		return -BIP_ENOREQ;
+	return bipfw_rebase_send(ep->fw, req->id, req->gen, copy);
+}
+
 int bip_ilrecv(bip_ep_t *ep, int tag, void *buf, size_t cap, bip_req_t *req)
 {
 	uint32_t gen;

@@ -108,6 +108,10 @@ void bipfw_tx_kick(struct bipfw *fw, int peer);
 int bipfw_post_long(struct bipfw *fw, int peer, uint32_t tag, const void *buf,
 		    size_t len, unsigned flags, uint32_t *gen_p);
 
+/* A long send reads the rest of its data from copy (same bytes). */
+int bipfw_rebase_send(struct bipfw *fw, unsigned slot, uint32_t gen,
+		      const void *copy);
+
 /* Long receive on tag, from any node. */
 int bipfw_post_lrecv(struct bipfw *fw, uint32_t tag, void *buf, size_t cap,
 		     uint32_t *gen_p);

@@ -127,6 +127,22 @@ int bipfw_post_long(struct bipfw *fw, int peer, uint32_t tag, const void *buf,
 	return rc;
 }
 
+int bipfw_rebase_send(struct bipfw *fw, unsigned slot, uint32_t gen,
+		      const void *copy)
+{
+	struct bipfw_send *s;
+
+	if (slot >= fw->cfg.send_slots)
+		return -BIP_ENOREQ;
+	s = &fw->slots[slot];
+	if (s->gen != gen || !s->is_long || s->state == BIPFW_SEND_FREE ||
+	    s->state == BIPFW_SEND_DONE)
+		return -BIP_ENOREQ;
+	/* Packets not yet sent, and resends, read the copy from now on. */
+	s->buf = copy;
+	return 0;
+}
+
 int bipfw_reap_send(struct bipfw *fw, unsigned slot, uint32_t gen)
 {
 	struct bipfw_send *s;

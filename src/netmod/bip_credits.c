@@ -223,6 +223,34 @@ fn_fail:
 	goto fn_exit;
 }
 
+bool MPIDI_BIP_send_fifo_take(int node, uint64_t handle)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	MPIDI_BIP_peer_t *p = &g->peers[node];
+
+	for (MPIDI_BIP_ctlq_t **link = &p->head, *q, *prev = NULL; (q = *link);
+	     prev = q, link = &q->next) {
+		MPIDI_BIP_ctl_rts_t rts;
+
+		if (q->len != sizeof(rts))
+			continue;
+		memcpy(&rts, q->msg, sizeof(rts));
+		if ((rts.h.type != MPIDI_BIP_CTL_RTS3 &&
+		     rts.h.type != MPIDI_BIP_CTL_RNDV) ||
+		    rts.sreq != handle)
+			continue;
+		*link = q->next;
+		if (p->tail == q)
+			p->tail = prev;
+		MPL_free(q);
+		g->cnt.sfifo_depth--;
+		if (!p->head)
+			g->sfifo_peers--;
+		return true;
+	}
+	return false;
+}
+
 /* Send what the FIFOs hold, as far as credits and BIP's slots allow; the
  * scan starts one peer further each time, so no peer waits behind another
  * for BIP's send slots. */

@@ -19,8 +19,6 @@ static const size_t fixed_len[MPIDI_BIP_CTL_NTYPES] = {
 	[MPIDI_BIP_CTL_RTS3] = sizeof(MPIDI_BIP_ctl_rts_t),
 	[MPIDI_BIP_CTL_RNDV] = sizeof(MPIDI_BIP_ctl_rts_t),
 	[MPIDI_BIP_CTL_ACK] = sizeof(MPIDI_BIP_ctl_ack_t),
-	[MPIDI_BIP_CTL_CANCEL] = sizeof(MPIDI_BIP_ctl_cancel_t),
-	[MPIDI_BIP_CTL_CANCEL_REPLY] = sizeof(MPIDI_BIP_ctl_cancel_t),
 	[MPIDI_BIP_CTL_AM] = sizeof(MPIDI_BIP_ctl_am_t),
 	[MPIDI_BIP_CTL_AM_RTS] = sizeof(MPIDI_BIP_ctl_am_t),
 	[MPIDI_BIP_CTL_AM_CTS] = sizeof(MPIDI_BIP_ctl_ack_t),
@@ -72,7 +70,7 @@ static int check_fields(const MPIDI_BIP_ctl_msg_t *m, size_t len,
 		return m->am.data_sz > MPIDI_BIP_DATA_MAX
 			       ? MPIDI_BIP_CTL_DROP_SIZE
 			       : 0;
-	default: /* CREDITS, CANCEL, CANCEL_REPLY: the fixed part only */
+	default: /* CREDITS: the fixed part only */
 		return rest ? MPIDI_BIP_CTL_DROP_LENGTH : 0;
 	}
 }

@@ -27,8 +27,6 @@
 			/* receive matches, one fragment per ACK */            \
 	X(ACK)          /* a BIP long receive is posted on bip_tag: send */    \
 			/* [offset, +len) */                                   \
-	X(CANCEL)       /* the sender cancels a rendezvous not matched yet */ \
-	X(CANCEL_REPLY) /* whether the receiver dropped it */                  \
 	X(AM)           /* MPIDIG's active message, inline */                  \
 	X(AM_RTS)       /* an active message announced: its data follows */   \
 			/* the receiver's AM_CTS */                            \
@@ -69,14 +67,6 @@ typedef struct {
 	uint32_t pad;     /* 44 */
 } MPIDI_BIP_ctl_ack_t;
 
-/* CANCEL and CANCEL_REPLY. */
-typedef struct {
-	MPIDI_BIP_ctl_t h;
-	uint64_t sreq;      /* 16 */
-	uint32_t cancelled; /* 24: CANCEL_REPLY */
-	uint32_t pad;       /* 28 */
-} MPIDI_BIP_ctl_cancel_t;
-
 /* AM and AM_RTS: the MPIDIG header (and AM's data) follow. */
 typedef struct {
 	MPIDI_BIP_ctl_t h;
@@ -91,7 +81,6 @@ typedef struct {
 _Static_assert(sizeof(MPIDI_BIP_ctl_t) == 16 &&
 		       sizeof(MPIDI_BIP_ctl_rts_t) == 32 &&
 		       sizeof(MPIDI_BIP_ctl_ack_t) == 48 &&
-		       sizeof(MPIDI_BIP_ctl_cancel_t) == 32 &&
 		       sizeof(MPIDI_BIP_ctl_am_t) == 40,
 	       "control message sizes are the wire format");
 
@@ -124,7 +113,6 @@ typedef union {
 	MPIDI_BIP_ctl_t h;
 	MPIDI_BIP_ctl_rts_t rts;
 	MPIDI_BIP_ctl_ack_t ack;
-	MPIDI_BIP_ctl_cancel_t cancel;
 	MPIDI_BIP_ctl_am_t am;
 } MPIDI_BIP_ctl_msg_t;
 

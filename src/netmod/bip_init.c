@@ -378,8 +378,9 @@ int MPIDI_BIP_mpi_finalize_hook(void)
 	int rc;
 
 	/* What is still queued must reach its peers first (a send whose
-	 * request was freed may still be on its way). */
-	while (g->sfifo_peers || g->credits_due || g->lsends)
+	 * request was freed may still be on its way; one whose cancel failed
+	 * is the receiver's to take, MPI says, once it gets to it). */
+	while (g->sfifo_peers || g->credits_due || g->lsends || g->detached)
 		if (MPIDI_BIP_progress(0, 0) != MPI_SUCCESS)
 			break;
 	if (MPIR_CVAR_CH4_BIP_PRINT_COUNTERS)

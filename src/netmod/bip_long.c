@@ -126,6 +126,25 @@ int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
 	return MPI_SUCCESS;
 }
 
+int MPIDI_BIP_lsends_move(void *arg, const char *from, const char *to)
+{
+	for (MPIDI_BIP_lsend_t *ls = MPIDI_BIP_global.lsends; ls;
+	     ls = ls->next) {
+		int rc;
+
+		if (ls->arg != arg || ls->done)
+			continue;
+		ls->src = to + ((const char *)ls->src - from);
+		if (ls->posted) {
+			rc = bip_rebase(MPIDI_BIP_global.ep, &ls->breq,
+					ls->src);
+			if (rc < 0 && rc != -BIP_ENOREQ)
+				return MPIDI_BIP_error(rc, "bip_rebase");
+		}
+	}
+	return MPI_SUCCESS;
+}
+
 /* To ourselves: the receive owning the tag takes the bytes at once. */
 static void lsend_self(MPIDI_BIP_lsend_t *ls)
 {

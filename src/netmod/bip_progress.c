@@ -56,11 +56,7 @@ static int named_request(int node, const MPIDI_BIP_ctl_msg_t *m,
 
 	switch (m->h.type) {
 	case MPIDI_BIP_CTL_ACK:
-	case MPIDI_BIP_CTL_CANCEL_REPLY:
-		req = MPIDI_BIP_handle_get(&g->sends,
-					   m->h.type == MPIDI_BIP_CTL_ACK
-						   ? m->ack.sreq
-						   : m->cancel.sreq);
+		req = MPIDI_BIP_handle_get(&g->sends, m->ack.sreq);
 		if (!req || req->dev.ch4.netmod.bip.node != node)
 			return MPIDI_BIP_CTL_DROP_HANDLE;
 		data_sz = req->dev.ch4.netmod.bip.data_sz;
@@ -75,8 +71,7 @@ static int named_request(int node, const MPIDI_BIP_ctl_msg_t *m,
 		return MPIDI_BIP_CTL_OK;
 	}
 	/* offset and len are within an MPI_Aint (decode): no wrap. */
-	if (m->h.type != MPIDI_BIP_CTL_CANCEL_REPLY &&
-	    m->ack.offset + m->ack.len > data_sz)
+	if (m->ack.offset + m->ack.len > data_sz)
 		return MPIDI_BIP_CTL_DROP_RANGE;
 	*req_p = req;
 	return MPIDI_BIP_CTL_OK;
@@ -119,12 +114,6 @@ static int dispatch(int node, const void *msg, size_t len)
 		break;
 	case MPIDI_BIP_CTL_ACK:
 		mpi_errno = MPIDI_BIP_send_ack(node, req, &m.ack);
-		break;
-	case MPIDI_BIP_CTL_CANCEL:
-		mpi_errno = MPIDI_BIP_recv_cancel(node, &m.cancel);
-		break;
-	case MPIDI_BIP_CTL_CANCEL_REPLY:
-		mpi_errno = MPIDI_BIP_send_cancelled(req, &m.cancel);
 		break;
 	case MPIDI_BIP_CTL_AM:
 		mpi_errno = MPIDI_BIP_am_arrived(node, &m.am, payload);

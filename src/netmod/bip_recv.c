@@ -370,28 +370,6 @@ fn_fail:
 	goto fn_exit;
 }
 
-/* The sender cancels a rendezvous request: drop it if no receive took it. */
-int MPIDI_BIP_recv_cancel(int node, const MPIDI_BIP_ctl_cancel_t *c)
-{
-	MPIDI_BIP_ctl_cancel_t reply = {
-		.h.type = MPIDI_BIP_CTL_CANCEL_REPLY,
-		.sreq = c->sreq,
-	};
-	MPIDI_BIP_unexp_t *prev = NULL;
-
-	for (MPIDI_BIP_unexp_t *u = MPIDI_BIP_global.unexp_head; u;
-	     prev = u, u = u->next) {
-		if (u->node != node || u->sreq != c->sreq ||
-		    u->type != MPIDI_BIP_CTL_RNDV)
-			continue;
-		unexp_unlink(prev, u);
-		MPL_free(u);
-		reply.cancelled = 1;
-		break;
-	}
-	return MPIDI_BIP_ctl_send(node, &reply, sizeof(reply));
-}
-
 /* --- the MPI calls ------------------------------------------------------- */
 
 static void recv_init(MPIR_Request *rreq, void *buf, MPI_Aint count,

@@ -87,6 +87,7 @@ int MPIDI_BIP_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
 	MPIR_Comm_add_ref(comm);
 	r = &BIP_REQ(sreq);
 	r->node = node;
+	r->flags = 0;
 	r->proto = (uint8_t)proto;
 	r->data_sz = data_sz;
 	r->offset = 0;
@@ -118,6 +119,8 @@ fn_fail:
 	goto fn_exit;
 }
 
+/* The transfer is over. A detached send's MPI request completed at its
+ * cancel: only the reference the netmod kept is left to drop. */
 static int send_complete(MPIR_Request *sreq)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(sreq);
@@ -125,7 +128,11 @@ static int send_complete(MPIR_Request *sreq)
 	MPIDI_BIP_handle_free(&MPIDI_BIP_global.sends, r->handle);
 	MPL_free(r->pack);
 	r->pack = NULL;
-	MPIDIU_request_complete(sreq);
+	if (r->flags & MPIDI_BIP_REQ_DETACHED) {
+		MPIDI_BIP_global.detached--;
+		MPIR_Request_free(sreq);
+	} else
+		MPIDIU_request_complete(sreq);
 	return MPI_SUCCESS;
 }
 
@@ -154,31 +161,47 @@ int MPIDI_BIP_send_ack(int node, MPIR_Request *sreq,
 				     sreq);
 }
 
-/* Only a rendezvous request the receiver has not matched yet can be
- * cancelled (a short message is complete, a three-way one is already
- * landing): ask the receiver, whose CANCEL_REPLY settles it. */
+/*
+ * MPI_Cancel of a send, local as MPI requires of the MPI_Wait after it.
+ * A short send is complete already. A three-way or rendezvous send whose
+ * announcement never left our send FIFO was seen by no one: it is
+ * cancelled. Any other may be matched by the receiver at this very moment,
+ * so it stands (MPI lets a cancel fail), but its request completes now:
+ * the data moves to a copy that the rest of the transfer reads (BIP
+ * sends in flight included), and the netmod keeps the request until the
+ * receiver has taken it all.
+ */
 int MPIDI_BIP_cancel_send(MPIR_Request *sreq)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(sreq);
-	MPIDI_BIP_ctl_cancel_t c = {
-		.h.type = MPIDI_BIP_CTL_CANCEL,
-		.sreq = r->handle,
-	};
 	int mpi_errno = MPI_SUCCESS;
+	char *copy;
 
 	MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
-	if (!MPIR_Request_is_complete(sreq) &&
-	    r->proto == MPIDI_BIP_PROTO_RNDV && r->offset == 0)
-		mpi_errno = MPIDI_BIP_ctl_send(r->node, &c, sizeof(c));
+	if (MPIR_Request_is_complete(sreq) ||
+	    (r->flags & MPIDI_BIP_REQ_DETACHED))
+		goto fn_exit;
+	if (MPIDI_BIP_send_fifo_take(r->node, r->handle)) {
+		MPIR_STATUS_SET_CANCEL_BIT(sreq->status, TRUE);
+		mpi_errno = send_complete(sreq);
+		goto fn_exit;
+	}
+	if (r->data_sz && !r->pack) {
+		copy = MPL_malloc(r->data_sz, MPL_MEM_BUFFER);
+		MPIR_ERR_CHKANDJUMP(!copy, mpi_errno, MPI_ERR_OTHER, "**nomem");
+		memcpy(copy, r->data, r->data_sz);
+		mpi_errno = MPIDI_BIP_lsends_move(sreq, r->data, copy);
+		r->pack = copy;
+		r->data = copy;
+		MPIR_ERR_CHECK(mpi_errno);
+	}
+	r->flags |= MPIDI_BIP_REQ_DETACHED;
+	MPIDI_BIP_global.detached++;
+	MPIR_Request_add_ref(sreq);
+	MPIDIU_request_complete(sreq);
+fn_exit:
 	MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
 	return mpi_errno;
-}
-
-int MPIDI_BIP_send_cancelled(MPIR_Request *sreq,
-			     const MPIDI_BIP_ctl_cancel_t *c)
-{
-	if (!c->cancelled)
-		return MPI_SUCCESS; /* matched: the send goes on */
-	MPIR_STATUS_SET_CANCEL_BIT(sreq->status, TRUE);
-	return send_complete(sreq);
+fn_fail:
+	goto fn_exit;
 }

@@ -104,6 +104,7 @@ typedef struct {
 	/* requests that peers name in control messages */
 	MPIDI_BIP_handles_t sends;      /* three-way and rendezvous sends */
 	MPIDI_BIP_handles_t am_sends;   /* announced active messages */
+	unsigned detached;              /* sends whose cancel failed, going on */
 	/* control messages */
 	MPIDI_BIP_peer_t *peers;
 	unsigned sfifo_peers;           /* peers with a non-empty send FIFO */
@@ -146,6 +147,9 @@ int MPIDI_BIP_ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
 void MPIDI_BIP_ctl_arrived(int node, const MPIDI_BIP_ctl_t *ctl);
 int MPIDI_BIP_ctl_consumed(int node, const MPIDI_BIP_ctl_t *ctl);
 int MPIDI_BIP_send_fifo_drain(int *progress);
+/* Take the announcement of the send with this handle out of node's send
+ * FIFO, if it is still there: true when it was (it never left). */
+bool MPIDI_BIP_send_fifo_take(int node, uint64_t handle);
 MPIDI_BIP_ctlq_t *MPIDI_BIP_self_pop(void);
 int MPIDI_BIP_credits_init(unsigned small_queue);
 void MPIDI_BIP_credits_agree(int node, int peer_accepts);
@@ -160,6 +164,9 @@ int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
 			  const void *src,
 			  int (*complete)(MPIDI_BIP_lsend_t *), void *arg);
 int MPIDI_BIP_long_progress(int *progress);
+/* The long sends of request arg read from `to` instead of `from` (a copy
+ * of the same bytes), those BIP holds already included. */
+int MPIDI_BIP_lsends_move(void *arg, const char *from, const char *to);
 
 /* bip_recv.c, bip_send.c, bip_am.c: what arriving control messages do
  * (checked, and the requests they name looked up, in bip_progress.c). */
@@ -168,9 +175,6 @@ int MPIDI_BIP_recv_short(int node, const MPIDI_BIP_ctl_t *ctl,
 int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts);
 int MPIDI_BIP_send_ack(int node, MPIR_Request *sreq,
 		       const MPIDI_BIP_ctl_ack_t *ack);
-int MPIDI_BIP_recv_cancel(int node, const MPIDI_BIP_ctl_cancel_t *c);
-int MPIDI_BIP_send_cancelled(MPIR_Request *sreq,
-			     const MPIDI_BIP_ctl_cancel_t *c);
 int MPIDI_BIP_am_arrived(int node, const MPIDI_BIP_ctl_am_t *am,
 			 const void *payload);
 int MPIDI_BIP_am_rts(int node, const MPIDI_BIP_ctl_am_t *am,

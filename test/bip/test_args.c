@@ -229,6 +229,8 @@ int main(int argc, char **argv)
 	EXPECT(bip_ilrecv(ep, 0, NULL, 1, &req), -BIP_EINVAL);
 	req = (bip_req_t){ 3, 77 };
 	EXPECT(bip_wait(ep, &req, NULL), -BIP_ENOREQ);
+	EXPECT(bip_rebase(ep, &req, buf), -BIP_ENOREQ);
+	EXPECT(bip_rebase(ep, &req, NULL), -BIP_EINVAL);
 	req = (bip_req_t){ 0x80000000u | 5, 77 };
 	EXPECT(bip_wait(ep, &req, NULL), -BIP_ENOREQ);
 	EXPECT(bip_card(ep, card, 4), -BIP_ETOOLONG);

@@ -586,6 +586,50 @@ static void test_ready_same_id(void)
 	duo_close(&d);
 }
 
+/* A long send moved to a copy before its data left (its caller reuses the
+ * original): the data, and every resend over a lossy wire, comes from the
+ * copy; a send that is over cannot be moved. */
+static void test_rebase(void)
+{
+	static const struct simwire_faults f = { .loss_pct = 10 };
+	static uint8_t src[6 * PKT], copy[6 * PKT], dst[6 * PKT];
+	struct duo d;
+	uint32_t sg, rg;
+	size_t got = 0;
+	int slot, node, rc = 0, rrc = 0;
+
+	for (size_t k = 0; k < sizeof(src); k++)
+		src[k] = (uint8_t)(k * 13 + 1);
+	memcpy(copy, src, sizeof(src));
+	d.net = simwire_new(NN, 5, &f);
+	for (int i = 0; i < NN; i++) {
+		struct bipfw_config c = config(i, 8);
+
+		bipfw_create(&c, &simwire_wire_nodma, simwire_port(d.net, i),
+			     &d.fw[i]);
+	}
+	slot = bipfw_post_long(d.fw[0], 1, 2, src, sizeof(src), 0, &sg);
+	duo_steps(&d, 2); /* announced, not answered: nothing to answer */
+	CHECK(bipfw_rebase_send(d.fw[0], (unsigned)slot, sg, copy) == 0,
+	      "rebase");
+	memset(src, 0, sizeof(src));
+	bipfw_post_lrecv(d.fw[1], 2, dst, sizeof(dst), &rg);
+	for (int i = 0; i < 100000 && (!rc || !rrc); i++) {
+		duo_steps(&d, 1);
+		if (!rc)
+			rc = bipfw_reap_send(d.fw[0], (unsigned)slot, sg);
+		if (!rrc)
+			rrc = bipfw_reap_lrecv(d.fw[1], 2, rg, &node, &got);
+	}
+	CHECK(rc == 1 && rrc == 1 && got == sizeof(dst) &&
+		      memcmp(dst, copy, sizeof(dst)) == 0,
+	      "moved send: send %d, receive %d, %zu bytes", rc, rrc, got);
+	CHECK(bipfw_rebase_send(d.fw[0], (unsigned)slot, sg, copy) ==
+		      -BIP_ENOREQ,
+	      "a completed send was moved");
+	duo_close(&d);
+}
+
 /* Ready-mode messages over a wire that loses, duplicates, reorders and
  * corrupts: every one arrives whole, exactly once, and both sides finish
  * (the verdict is resent like any packet). */
@@ -797,6 +841,7 @@ int main(void)
 	test_ready();
 	test_ready_lossy();
 	test_ready_same_id();
+	test_rebase();
 	test_peer_death();
 	test_host_errors();
 	test_malformed_data();

@@ -287,7 +287,7 @@ static void cancel_test(void)
 {
 	MPI_Request rq, sq;
 	MPI_Status st;
-	int cancelled, n = (int)sizes[nsizes - 1];
+	int cancelled, flags[2], n = (int)sizes[nsizes - 1];
 	unsigned char *s = malloc(n), *r = malloc(n);
 
 	/* A receive nobody matches is cancelled. */
@@ -297,27 +297,38 @@ static void cancel_test(void)
 	MPI_Test_cancelled(&st, &cancelled);
 	CHECK(cancelled, "an unmatched receive was not cancelled");
 
-	/* A rendezvous send nobody received yet is cancelled: the receiver
-	 * posts nothing until the barrier. */
+	/* A rendezvous send nobody received yet (the receiver posts nothing
+	 * until the barrier): the cancel is local. If it fails (the
+	 * announcement left, so the receiver could be matching it), the
+	 * message must arrive whole and as it was, whatever the sender writes
+	 * into its buffer after MPI_Wait. */
 	fill(s, n, rank);
 	MPI_Isend(s, n, MPI_BYTE, right, 77778, MPI_COMM_WORLD, &sq);
 	MPI_Cancel(&sq);
 	MPI_Wait(&sq, &st);
-	MPI_Test_cancelled(&st, &cancelled);
-	CHECK(cancelled, "an unmatched rendezvous send was not cancelled");
+	MPI_Test_cancelled(&st, &flags[0]);
+	memset(s, 0, n);
 
 	/* A short send is complete at once: cancelling it fails, and the
 	 * message must arrive. (MPICH's own path for a communicator of one
 	 * rank may cancel it: then it must not arrive.) */
+	fill(s, 5, rank);
 	MPI_Isend(s, 5, MPI_BYTE, right, 77778, MPI_COMM_WORLD, &sq);
 	MPI_Cancel(&sq);
 	MPI_Wait(&sq, &st);
-	MPI_Test_cancelled(&st, &cancelled);
-	CHECK(!cancelled || size == 1, "a completed send was cancelled");
-	MPI_Sendrecv_replace(&cancelled, 1, MPI_INT, right, 77779, left, 77779,
+	MPI_Test_cancelled(&st, &flags[1]);
+	CHECK(!flags[1] || size == 1, "a completed send was cancelled");
+	MPI_Sendrecv_replace(flags, 2, MPI_INT, right, 77779, left, 77779,
 			     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	MPI_Barrier(MPI_COMM_WORLD);
-	if (!cancelled) {
+	if (!flags[0]) {
+		MPI_Recv(r, n, MPI_BYTE, left, 77778, MPI_COMM_WORLD, &st);
+		MPI_Get_count(&st, MPI_BYTE, &cancelled);
+		CHECK(cancelled == n, "uncancelled rendezvous: %d bytes",
+		      cancelled);
+		expect(r, n, left, "uncancelled rendezvous send");
+	}
+	if (!flags[1]) {
 		MPI_Recv(r, n, MPI_BYTE, left, 77778, MPI_COMM_WORLD, &st);
 		MPI_Get_count(&st, MPI_BYTE, &cancelled);
 		CHECK(cancelled == 5, "after the cancel: %d bytes", cancelled);
