@@ -51,7 +51,11 @@ static int check_fields(const MPIDI_BIP_ctl_msg_t *m, size_t len,
 		if (rest)
 			return MPIDI_BIP_CTL_DROP_LENGTH;
 		return m->ack.offset > MPIDI_BIP_DATA_MAX ||
-				       m->ack.len > MPIDI_BIP_DATA_MAX
+				       m->ack.len > MPIDI_BIP_DATA_MAX ||
+				       m->ack.flags &
+					       ~(m->h.type == MPIDI_BIP_CTL_ACK
+							 ? MPIDI_BIP_ACK_LAST
+							 : 0u)
 			       ? MPIDI_BIP_CTL_DROP_SIZE
 			       : 0;
 	case MPIDI_BIP_CTL_AM:

@@ -64,8 +64,13 @@ typedef struct {
 	uint64_t offset;  /* 24: first byte to send */
 	uint64_t len;     /* 32: bytes to send as one BIP long message */
 	uint32_t bip_tag; /* 40 */
-	uint32_t pad;     /* 44 */
+	uint32_t flags;   /* 44: ACK: MPIDI_BIP_ACK_* */
 } MPIDI_BIP_ctl_ack_t;
+
+/* The receive is smaller than the message: after these bytes the sender is
+ * done, and the rest is not sent at all (the receiver reports the
+ * truncation). */
+#define MPIDI_BIP_ACK_LAST 0x1
 
 /* AM and AM_RTS: the MPIDIG header (and AM's data) follow. */
 typedef struct {

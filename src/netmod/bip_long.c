@@ -16,7 +16,8 @@
 #include "bip_state.h"
 
 static MPIDI_BIP_lrecv_t *lrecv_new(int node, int ack_type, uint64_t sreq,
-				    uint64_t offset, uint64_t len, void *dst,
+				    uint64_t offset, uint64_t len,
+				    uint32_t flags, void *dst,
 				    int (*complete)(MPIDI_BIP_lrecv_t *),
 				    void *arg)
 {
@@ -33,6 +34,7 @@ static MPIDI_BIP_lrecv_t *lrecv_new(int node, int ack_type, uint64_t sreq,
 			.sreq = sreq,
 			.offset = offset,
 			.len = len,
+			.flags = flags,
 		},
 		.complete = complete,
 		.arg = arg,
@@ -70,14 +72,15 @@ fn_fail:
 }
 
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
-		    uint64_t len, void *dst,
+		    uint64_t len, uint32_t flags, void *dst,
 		    int (*complete)(MPIDI_BIP_lrecv_t *), void *arg)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	MPIDI_BIP_lrecv_t *lr;
 	int tag = free_tag(), mpi_errno = MPI_SUCCESS;
 
-	lr = lrecv_new(node, ack_type, sreq, offset, len, dst, complete, arg);
+	lr = lrecv_new(node, ack_type, sreq, offset, len, flags, dst, complete,
+		       arg);
 	MPIR_ERR_CHKANDJUMP(!lr, mpi_errno, MPI_ERR_OTHER, "**nomem");
 	if (tag >= 0)
 		return lrecv_post(lr, tag);

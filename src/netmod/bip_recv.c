@@ -182,8 +182,10 @@ fn_fail:
 	goto fn_exit;
 }
 
-/* Where long data for rreq lands: the user buffer when it is contiguous and
- * large enough, else a bounce buffer (unpacked or truncated at the end). */
+/* Where long data for rreq lands: the user buffer when it is contiguous,
+ * else a bounce buffer to unpack from. Only what the receive can hold is
+ * asked for (r->cap): a larger message is truncated at the sender, which
+ * never sends the rest. */
 static void *recv_landing(MPIR_Request *rreq, uint64_t data_sz)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
@@ -191,10 +193,35 @@ static void *recv_landing(MPIR_Request *rreq, uint64_t data_sz)
 	char *dst;
 	MPI_Aint cap = recv_capacity(rreq, &contig, &dst);
 
-	if (contig && data_sz <= (uint64_t)cap)
+	r->cap = MPL_MIN(data_sz, (uint64_t)cap);
+	if (contig)
 		return dst;
-	r->pack = MPL_malloc(MPL_MAX(data_sz, 1), MPL_MEM_BUFFER);
+	r->pack = MPL_malloc(MPL_MAX(r->cap, 1), MPL_MEM_BUFFER);
 	return r->pack;
+}
+
+/* The ACK flags for the bytes ending at end: the last ones wanted of a
+ * message the receive truncates. */
+static uint32_t ack_flags(const MPIDI_BIP_request_t *r, uint64_t end)
+{
+	return end == r->cap && r->cap < r->data_sz ? MPIDI_BIP_ACK_LAST : 0;
+}
+
+/* No byte of the message is wanted (it is empty, or the receive holds
+ * none): one ACK says so, and the receive is complete. */
+static int recv_nothing(MPIR_Request *rreq, int node, uint64_t sreq)
+{
+	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
+	MPIDI_BIP_ctl_ack_t ack = {
+		.h.type = MPIDI_BIP_CTL_ACK,
+		.sreq = sreq,
+		.flags = ack_flags(r, 0),
+	};
+	int mpi_errno = MPIDI_BIP_ctl_send(node, &ack, sizeof(ack));
+
+	if (mpi_errno)
+		return mpi_errno;
+	return recv_finish(rreq, r->rank, r->tag, NULL, r->data_sz);
 }
 
 /* --- three-way ----------------------------------------------------------- */
@@ -235,7 +262,7 @@ static int rndv_fragment_done(MPIDI_BIP_lrecv_t *lr)
 
 	r->offset += lr->ack.len;
 	MPIDI_BIP_global.cnt.fragments++;
-	if (r->offset < r->data_sz)
+	if (r->offset < r->cap)
 		return rndv_fragment(rreq);
 	return recv_finish(rreq, r->rank, r->tag, r->pack, r->data_sz);
 }
@@ -244,38 +271,27 @@ static int rndv_fragment_done(MPIDI_BIP_lrecv_t *lr)
 static int rndv_fragment(MPIR_Request *rreq)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
-	uint64_t len = MPL_MIN(MPIDI_BIP_global.fragment,
-			       r->data_sz - r->offset);
+	uint64_t len = MPL_MIN(MPIDI_BIP_global.fragment, r->cap - r->offset);
 
 	return MPIDI_BIP_lrecv(r->node, MPIDI_BIP_CTL_ACK, r->peer, r->offset,
-			       len, (char *)r->data + r->offset,
-			       rndv_fragment_done, rreq);
+			       len, ack_flags(r, r->offset + len),
+			       (char *)r->data + r->offset, rndv_fragment_done,
+			       rreq);
 }
 
-/* A receive matched a rendezvous request: the transfer starts. An empty
- * message (a zero-byte synchronous send) needs only the ACK. */
+/* A receive matched a rendezvous request: the transfer starts. */
 static int rndv_start(MPIR_Request *rreq, int node, uint64_t sreq,
 		      uint64_t data_sz)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
-	int mpi_errno;
 
 	r->node = node;
 	r->peer = sreq;
 	r->data_sz = data_sz;
 	r->offset = 0;
-	if (data_sz == 0) {
-		MPIDI_BIP_ctl_ack_t ack = {
-			.h.type = MPIDI_BIP_CTL_ACK,
-			.sreq = sreq,
-		};
-
-		mpi_errno = MPIDI_BIP_ctl_send(node, &ack, sizeof(ack));
-		if (mpi_errno)
-			return mpi_errno;
-		return recv_finish(rreq, r->rank, r->tag, NULL, 0);
-	}
 	r->data = recv_landing(rreq, data_sz);
+	if (!r->cap)
+		return recv_nothing(rreq, node, sreq);
 	if (!r->data)
 		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
 					    __func__, __LINE__, MPI_ERR_OTHER,
@@ -350,9 +366,14 @@ int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts)
 			return rndv_start(rreq, node, rts->sreq, rts->data_sz);
 		/* Three-way, matched: straight into the user buffer. */
 		dst = recv_landing(rreq, rts->data_sz);
+		if (!BIP_REQ(rreq).cap)
+			return recv_nothing(rreq, node, rts->sreq);
 		MPIR_ERR_CHKANDJUMP(!dst, mpi_errno, MPI_ERR_OTHER, "**nomem");
 		return MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, rts->sreq, 0,
-				       rts->data_sz, dst, rreq_3way_done, rreq);
+				       BIP_REQ(rreq).cap,
+				       ack_flags(&BIP_REQ(rreq),
+						 BIP_REQ(rreq).cap),
+				       dst, rreq_3way_done, rreq);
 	}
 	u = unexp_new(node, &rts->h, rts->data_sz, 0);
 	MPIR_ERR_CHKANDJUMP(!u, mpi_errno, MPI_ERR_OTHER, "**nomem");
@@ -363,7 +384,8 @@ int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts)
 	u->data = MPL_malloc(MPL_MAX(rts->data_sz, 1), MPL_MEM_BUFFER);
 	MPIR_ERR_CHKANDJUMP(!u->data, mpi_errno, MPI_ERR_OTHER, "**nomem");
 	mpi_errno = MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, rts->sreq, 0,
-				    rts->data_sz, u->data, unexp_3way_done, u);
+				    rts->data_sz, 0, u->data, unexp_3way_done,
+				    u);
 fn_exit:
 	return mpi_errno;
 fn_fail:

@@ -90,6 +90,7 @@ int MPIDI_BIP_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
 	r->flags = 0;
 	r->proto = (uint8_t)proto;
 	r->data_sz = data_sz;
+	r->cap = data_sz;
 	r->offset = 0;
 	r->pack = NULL;
 	if (dt_contig) {
@@ -144,7 +145,7 @@ static int send_fragment_done(MPIDI_BIP_lsend_t *ls)
 	MPIDI_BIP_request_t *r = &BIP_REQ(sreq);
 
 	r->offset += ls->len;
-	if (r->offset < r->data_sz)
+	if (r->offset < r->cap)
 		return MPI_SUCCESS; /* the next ACK asks for more */
 	return send_complete(sreq);
 }
@@ -155,8 +156,12 @@ int MPIDI_BIP_send_ack(int node, MPIR_Request *sreq,
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(sreq);
 
-	if (r->data_sz == 0)
-		return send_complete(sreq); /* a zero-byte synchronous send */
+	/* Rule: a truncating receiver wants nothing beyond its last ACK. */
+	if (ack->flags & MPIDI_BIP_ACK_LAST)
+		r->cap = ack->offset + ack->len;
+	if (!ack->len) /* an empty message, or nothing of it is wanted */
+		return r->offset >= r->cap ? send_complete(sreq)
+					   : MPI_SUCCESS;
 	return MPIDI_BIP_lsend(ack, node, r->data, send_fragment_done,
 				     sreq);
 }

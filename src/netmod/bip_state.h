@@ -156,9 +156,10 @@ void MPIDI_BIP_credits_agree(int node, int peer_accepts);
 
 /* bip_long.c: BIP long messages, the tag table and the receive FIFO. */
 /* Receive len bytes into dst from node on a free tag (or once one frees);
- * the answer ack_type (ACK or AM_CTS) names the tag, sreq and offset. */
+ * the answer ack_type (ACK or AM_CTS) names the tag, sreq, offset and
+ * flags (MPIDI_BIP_ACK_*). */
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
-		    uint64_t len, void *dst,
+		    uint64_t len, uint32_t flags, void *dst,
 		    int (*complete)(MPIDI_BIP_lrecv_t *), void *arg);
 int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
 			  const void *src,

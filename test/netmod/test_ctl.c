@@ -98,6 +98,18 @@ static void test_decode(void)
 
 	memcpy(buf, &ack, sizeof(ack));
 	expect(buf, sizeof(ack), 0, "ack");
+	ack.flags = MPIDI_BIP_ACK_LAST;
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), 0, "last ack of a truncated message");
+	ack.flags = 2;
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE, "unknown ack flag");
+	ack.h.type = MPIDI_BIP_CTL_AM_CTS;
+	ack.flags = MPIDI_BIP_ACK_LAST;
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE, "AM_CTS with a flag");
+	ack.h.type = MPIDI_BIP_CTL_ACK;
+	ack.flags = 0;
 	ack.offset = ~0ull - 2;
 	memcpy(buf, &ack, sizeof(ack));
 	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE, "ack that wraps");
