@@ -192,6 +192,10 @@ int bip_ilrecv(bip_ep_t *ep, int tag, void *buf, size_t cap, bip_req_t *req);
 int bip_test(bip_ep_t *ep, bip_req_t *req, int *done, struct bip_status *st);
 int bip_wait(bip_ep_t *ep, bip_req_t *req, struct bip_status *st);
 
+/* Withdraw a posted long receive: 0, or -BIP_EBUSY when a message is
+ * already arriving into it (wait for it instead), -BIP_ENOREQ. */
+int bip_cancel(bip_ep_t *ep, bip_req_t *req);
+
 /* bip_test without driving progress: for a caller that checks many
  * requests after one bip_poll(). */
 int bip_test_nopoll(bip_ep_t *ep, bip_req_t *req, int *done,
@@ -225,8 +229,15 @@ struct bip_counters {
 	uint64_t dropped_bad;     /* malformed or corrupt packets */
 	uint64_t dropped_dup;     /* duplicates and out-of-sequence packets */
 	uint64_t cma_transfers;
+	uint64_t peers_lost;      /* peers that died or closed */
 };
 int bip_get_counters(const bip_ep_t *ep, struct bip_counters *c);
+
+/* Peers lost so far (died or closed): cheap to ask at every turn, so that
+ * a caller looks at each peer (bip_peer_gone) only when it changed. */
+int bip_peers_lost(const bip_ep_t *ep);
+/* 1 if node died or closed, 0 if it is alive, or a negative code. */
+int bip_peer_gone(const bip_ep_t *ep, int node);
 
 /* --- knobs and environment (for tools such as bip_info) ---------------- */
 

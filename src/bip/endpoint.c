@@ -272,6 +272,20 @@ int bip_get_counters(const bip_ep_t *ep, struct bip_counters *c)
 	return 0;
 }
 
+int bip_peers_lost(const bip_ep_t *ep)
+{
+	return ep ? (int)bipfw_counters(ep->fw)->peers_lost : -BIP_EINVAL;
+}
+
+int bip_peer_gone(const bip_ep_t *ep, int node)
+{
+	if (!ep)
+		return -BIP_EINVAL;
+	if (node < 0 || node >= ep->nnodes || node == ep->node)
+		return -BIP_ENODE;
+	return bipfw_peer_gone(ep->fw, node);
+}
+
 int bip_cma_probe(void)
 {
 	return bipfw_cma_probe();

@@ -302,6 +302,15 @@ static int reap(bip_ep_t *ep, bip_req_t *req, struct bip_status *st)
 	return rc;
 }
 
+int bip_cancel(bip_ep_t *ep, bip_req_t *req)
+{
+	if (!ep || !req)
+		return -BIP_EINVAL;
+	if (!(req->id & BIP_REQ_RECV))
+		return -BIP_ENOREQ;
+	return bipfw_cancel_lrecv(ep->fw, req->id & ~BIP_REQ_RECV, req->gen);
+}
+
 int bip_test_nopoll(bip_ep_t *ep, bip_req_t *req, int *done,
 		    struct bip_status *st)
 {

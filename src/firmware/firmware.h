@@ -146,7 +146,8 @@ bool bipfw_peer_gone(const struct bipfw *fw, int peer);
 	X(small_sent) X(small_received) X(long_sent) X(long_received)         \
 	X(packets_sent) X(packets_received) X(acks_sent) X(nacks_sent)        \
 	X(nacks_received) X(retransmits) X(small_overflows)                   \
-	X(dropped_foreign) X(dropped_bad) X(dropped_dup) X(cma_transfers)
+	X(dropped_foreign) X(dropped_bad) X(dropped_dup) X(cma_transfers)     \
+	X(peers_lost)
 
 struct bipfw_counters {
 #define BIPFW_COUNTER_FIELD(name) uint64_t name;
@@ -197,7 +198,8 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card);
  * geometry from the copy. Tests and fuzzers hand it memory of their own. */
 int bipfw_shm_attach(struct bipfw_shm *shm, int peer, int pid, void *seg,
 		     size_t size);
-/* Where packets from src arrive in our own segment (tests, fuzzers). */
+/* Where packets from src arrive in our own segment, their ring rewound to
+ * position 0 (tests and fuzzers write a ring image there). */
 void *bipfw_shm_inbound(struct bipfw_shm *shm, int src, size_t *len_p);
 /* Tell peers we are gone, unmap, and unlink what is still linked. */
 void bipfw_shm_close(struct bipfw_shm *shm);

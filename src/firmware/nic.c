@@ -128,8 +128,11 @@ void bipfw_peer_lost(struct bipfw *fw, int peer, enum bipfw_peer_state why)
 	if (p->state != BIPFW_PEER_LIVE)
 		return;
 	p->state = (uint8_t)why;
+	fw->cnt.peers_lost++;
+	/* Not a warning: every wait on it returns -BIP_EPEERGONE, and a
+	 * caller that lives on (MPI's fault tolerance) wants no noise. */
 	if (why == BIPFW_PEER_GONE)
-		bip_warn("node %d is gone (its process ended without closing)",
+		bip_info("node %d is gone (its process ended without closing)",
 			 peer);
 	else
 		bip_dbg("node %d closed", peer);

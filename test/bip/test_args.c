@@ -231,6 +231,11 @@ int main(int argc, char **argv)
 	EXPECT(bip_wait(ep, &req, NULL), -BIP_ENOREQ);
 	EXPECT(bip_rebase(ep, &req, buf), -BIP_ENOREQ);
 	EXPECT(bip_rebase(ep, &req, NULL), -BIP_EINVAL);
+	EXPECT(bip_cancel(ep, &req), -BIP_ENOREQ);
+	EXPECT(bip_cancel(NULL, &req), -BIP_EINVAL);
+	EXPECT(bip_peer_gone(ep, me), -BIP_ENODE);
+	EXPECT(bip_peer_gone(ep, peer), 0);
+	EXPECT(bip_peers_lost(ep), 0);
 	req = (bip_req_t){ 0x80000000u | 5, 77 };
 	EXPECT(bip_wait(ep, &req, NULL), -BIP_ENOREQ);
 	EXPECT(bip_card(ep, card, 4), -BIP_ETOOLONG);

@@ -103,6 +103,17 @@ int main(int argc, char **argv)
 	rc = bip_lrecv(ep, 1, buf, 10, NULL);
 	if (rc != -BIP_EPEERGONE)
 		return fail("long receive with no peer left should fail", rc);
+	if (bip_peers_lost(ep) != 1 || bip_peer_gone(ep, 1) != 1) {
+		fprintf(stderr, "peers lost %d, node 1 gone %d\n",
+			bip_peers_lost(ep), bip_peer_gone(ep, 1));
+		return 1;
+	}
+	/* A receive nothing can match any more is withdrawn. */
+	if ((rc = bip_ilrecv(ep, 2, buf, 10, &req)) || (rc = bip_cancel(ep, &req)))
+		return fail("cancel a long receive", rc);
+	rc = bip_cancel(ep, &req);
+	if (rc != -BIP_ENOREQ)
+		return fail("a cancelled receive cancelled again", rc);
 	bip_close(ep);
 	printf("peer gone: every wait returned BIP_EPEERGONE\n");
 	return 0;
