@@ -131,13 +131,36 @@ int MPIDI_BIP_am_arrived(int node, const MPIDI_BIP_ctl_am_t *am,
 		(MPI_Aint)am->data_sz, attr, NULL);
 }
 
-static int am_lsend_done(MPIDI_BIP_lsend_t *ls)
+/* The announced message is over: its origin callback completes it (with
+ * err in its status when it failed). */
+static int am_send_end(MPIR_Request *sreq, int err)
 {
-	MPIR_Request *sreq = ls->arg;
 	MPIDI_BIP_am_request_t *am = &sreq->dev.ch4.am.netmod_am.bip;
 
 	MPIDI_BIP_handle_free(&MPIDI_BIP_global.am_sends, am->handle);
+	if (err)
+		sreq->status.MPI_ERROR = err;
 	return MPIDIG_global.origin_cbs[am->handler_id](sreq);
+}
+
+static int am_lsend_done(MPIDI_BIP_lsend_t *ls, int err)
+{
+	return am_send_end(ls->arg, err);
+}
+
+/* Announced messages waiting for a dead peer's AM_CTS. */
+int MPIDI_BIP_am_peer_failed(int node, int err)
+{
+	MPIDI_BIP_handles_t *t = &MPIDI_BIP_global.am_sends;
+	int mpi_errno = MPI_SUCCESS;
+
+	for (uint32_t i = 0; i < t->cap && !mpi_errno; i++) {
+		MPIR_Request *sreq = MPIDI_BIP_handle_at(t, i);
+
+		if (sreq && sreq->dev.ch4.am.netmod_am.bip.node == node)
+			mpi_errno = am_send_end(sreq, err);
+	}
+	return mpi_errno;
 }
 
 /* AM_CTS: send the data on the receiver's tag. */
@@ -150,12 +173,18 @@ int MPIDI_BIP_am_cts(int node, MPIR_Request *sreq,
 }
 
 /* The data is in: copy it out of the bounce buffer if it needed one. */
-static int am_lrecv_done(MPIDI_BIP_lrecv_t *lr)
+static int am_lrecv_done(MPIDI_BIP_lrecv_t *lr, int err)
 {
 	MPIR_Request *rreq = lr->arg;
 	void **tmp = &rreq->dev.ch4.am.netmod_am.bip.pack_buf;
 
-	if (*tmp) {
+	if (err) {
+		/* Its sender died: MPIDIG completes it with the error. */
+		rreq->status.MPI_ERROR = err;
+		MPL_free(*tmp);
+		*tmp = NULL;
+		MPIDIG_REQUEST(rreq, req->recv_async).in_data_sz = 0;
+	} else if (*tmp) {
 		int done = MPIDIG_recv_copy_seg(*tmp, (MPI_Aint)lr->ack.len,
 						rreq);
 

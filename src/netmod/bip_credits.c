@@ -144,8 +144,14 @@ int MPIDI_BIP_ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
 		ctlq_append(&g->self_head, &g->self_tail, q);
 		goto fn_exit;
 	}
+	/* To a dead peer, nothing goes: what waits on an answer from it has
+	 * failed already (MPIDI_BIP_peer_failed). */
+	if (p->failed)
+		goto fn_exit;
 	if (!p->head && p->credits >= 2)
 		rc = ctl_post(node, p, iov);
+	if (rc == -BIP_EPEERGONE)
+		return MPIDI_BIP_peer_failed(node);
 	if (rc != -BIP_EAGAIN) {
 		BIP_CHECK(rc, "bip_send");
 		goto fn_exit;
@@ -251,6 +257,25 @@ bool MPIDI_BIP_send_fifo_take(int node, uint64_t handle)
 	return false;
 }
 
+void MPIDI_BIP_ctl_peer_failed(int node)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	MPIDI_BIP_peer_t *p = &g->peers[node];
+	MPIDI_BIP_ctlq_t *q;
+
+	if (p->head)
+		g->sfifo_peers--;
+	while ((q = ctlq_pop(&p->head, &p->tail))) {
+		MPL_free(q);
+		g->cnt.sfifo_depth--;
+	}
+	if (p->credits_due) {
+		p->credits_due = false;
+		g->credits_due--;
+	}
+	p->owed = 0;
+}
+
 /* Send what the FIFOs hold, as far as credits and BIP's slots allow; the
  * scan starts one peer further each time, so no peer waits behind another
  * for BIP's send slots. */
@@ -282,6 +307,11 @@ int MPIDI_BIP_send_fifo_drain(int *progress)
 			rc = ctl_post(node, p, iov);
 			if (rc == -BIP_EAGAIN)
 				goto fn_exit;
+			if (rc == -BIP_EPEERGONE) {
+				mpi_errno = MPIDI_BIP_peer_failed(node);
+				MPIR_ERR_CHECK(mpi_errno);
+				break;
+			}
 			BIP_CHECK(rc, "bip_send");
 			MPL_free(ctlq_pop(&p->head, &p->tail));
 			g->cnt.sfifo_depth--;

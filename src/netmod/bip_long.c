@@ -18,7 +18,7 @@
 static MPIDI_BIP_lrecv_t *lrecv_new(int node, int ack_type, uint64_t sreq,
 				    uint64_t offset, uint64_t len,
 				    uint32_t flags, void *dst,
-				    int (*complete)(MPIDI_BIP_lrecv_t *),
+				    int (*complete)(MPIDI_BIP_lrecv_t *, int),
 				    void *arg)
 {
 	MPIDI_BIP_lrecv_t *lr = MPL_malloc(sizeof(*lr), MPL_MEM_BUFFER);
@@ -73,7 +73,7 @@ fn_fail:
 
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
 		    uint64_t len, uint32_t flags, void *dst,
-		    int (*complete)(MPIDI_BIP_lrecv_t *), void *arg)
+		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	MPIDI_BIP_lrecv_t *lr;
@@ -105,7 +105,7 @@ fn_fail:
 
 int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
 			  const void *src,
-			  int (*complete)(MPIDI_BIP_lsend_t *), void *arg)
+			  int (*complete)(MPIDI_BIP_lsend_t *, int), void *arg)
 {
 	MPIDI_BIP_lsend_t *ls = MPL_malloc(sizeof(*ls), MPL_MEM_BUFFER);
 
@@ -159,14 +159,23 @@ static void lsend_self(MPIDI_BIP_lsend_t *ls)
 	ls->done = true;
 }
 
-/* Post what BIP can take, complete what BIP finished. */
+static void lsend_unlink(MPIDI_BIP_lsend_t **link, MPIDI_BIP_lsend_t *ls)
+{
+	*link = ls->next;
+	if (!ls->next)
+		MPIDI_BIP_global.lsends_tail = link;
+}
+
+/* Post what BIP can take, complete what BIP finished. A send BIP failed
+ * fails its owner alone, and the others go on (a peer that died takes
+ * all of its transfers with it, through MPIDI_BIP_peer_failed). */
 static int poll_lsends(int *progress)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	int mpi_errno = MPI_SUCCESS;
 
 	for (MPIDI_BIP_lsend_t **link = &g->lsends, *ls; (ls = *link);) {
-		int rc, done = ls->done;
+		int rc = 0, done = ls->done;
 
 		if (!ls->posted && ls->node == g->self) {
 			lsend_self(ls);
@@ -178,22 +187,25 @@ static int poll_lsends(int *progress)
 				link = &ls->next;
 				continue;
 			}
-			BIP_CHECK(rc, "bip_irsend");
-			ls->posted = true;
+			ls->posted = !rc;
 		}
-		if (!done) {
+		if (!rc && !done)
 			rc = bip_test_nopoll(g->ep, &ls->breq, &done, NULL);
-			BIP_CHECK(rc, "long send");
+		if (rc == -BIP_EPEERGONE) {
+			/* Every transfer with that peer ends: start over. */
+			mpi_errno = MPIDI_BIP_peer_failed(ls->node);
+			MPIR_ERR_CHECK(mpi_errno);
+			link = &g->lsends;
+			continue;
 		}
-		if (!done) {
+		if (!rc && !done) {
 			link = &ls->next;
 			continue;
 		}
-		*link = ls->next;
-		if (!ls->next)
-			g->lsends_tail = link;
+		lsend_unlink(link, ls);
 		(*progress)++;
-		mpi_errno = ls->complete(ls);
+		mpi_errno = ls->complete(ls, rc ? MPIDI_BIP_error(rc, "long send")
+						: MPI_SUCCESS);
 		MPL_free(ls);
 		MPIR_ERR_CHECK(mpi_errno);
 	}
@@ -203,6 +215,38 @@ fn_fail:
 	goto fn_exit;
 }
 
+/* The tag is free: the oldest receive waiting for one takes it. */
+static int tag_freed(int t)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	MPIDI_BIP_lrecv_t *lr = g->rfifo_head;
+
+	if (!lr || g->tag_owner[t])
+		return MPI_SUCCESS;
+	g->rfifo_head = lr->next;
+	if (!g->rfifo_head)
+		g->rfifo_tail = NULL;
+	lr->next = NULL;
+	g->cnt.rfifo_depth--;
+	return lrecv_post(lr, t);
+}
+
+/* The receive on tag t is over (err: how it failed, or MPI_SUCCESS). */
+static int lrecv_end(int t, int err)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	MPIDI_BIP_lrecv_t *lr = g->tag_owner[t];
+	int mpi_errno;
+
+	g->tag_owner[t] = NULL;
+	g->nlrecvs--;
+	mpi_errno = lr->complete(lr, err);
+	MPL_free(lr);
+	if (mpi_errno)
+		return mpi_errno;
+	return tag_freed(t);
+}
+
 static int poll_lrecvs(int *progress)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
@@ -210,34 +254,78 @@ static int poll_lrecvs(int *progress)
 
 	for (int t = 0; t < g->ntags; t++) {
 		MPIDI_BIP_lrecv_t *lr = g->tag_owner[t];
-		int done, rc;
+		int done, rc = 0;
 
 		if (!lr)
 			continue;
 		done = lr->done;
-		if (!done && lr->node != g->self) {
+		if (!done && lr->node != g->self)
 			rc = bip_test_nopoll(g->ep, &lr->breq, &done, NULL);
-			BIP_CHECK(rc, "long receive");
-		}
-		if (!done)
+		if (rc == -BIP_EPEERGONE) {
+			mpi_errno = MPIDI_BIP_peer_failed(lr->node);
+			MPIR_ERR_CHECK(mpi_errno);
 			continue;
-		g->tag_owner[t] = NULL;
-		g->nlrecvs--;
+		}
+		if (!rc && !done)
+			continue;
 		(*progress)++;
-		mpi_errno = lr->complete(lr);
+		mpi_errno = lrecv_end(t, rc ? MPIDI_BIP_error(rc, "long receive")
+					    : MPI_SUCCESS);
+		MPIR_ERR_CHECK(mpi_errno);
+	}
+fn_exit:
+	return mpi_errno;
+fn_fail:
+	goto fn_exit;
+}
+
+/* A dead peer's transfers end in err: its long sends (BIP failed those it
+ * held, which are reaped so its slots free), its long receives (withdrawn
+ * from BIP when nothing of theirs arrived yet), and those waiting for a
+ * tag. Their owners hear it through their completion functions. */
+int MPIDI_BIP_long_peer_failed(int node, int err)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	int mpi_errno = MPI_SUCCESS, done;
+
+	for (MPIDI_BIP_lsend_t **link = &g->lsends, *ls; (ls = *link);) {
+		if (ls->node != node) {
+			link = &ls->next;
+			continue;
+		}
+		if (ls->posted && !ls->done)
+			(void)bip_test_nopoll(g->ep, &ls->breq, &done, NULL);
+		lsend_unlink(link, ls);
+		mpi_errno = ls->complete(ls, err);
+		MPL_free(ls);
+		MPIR_ERR_CHECK(mpi_errno);
+	}
+	for (int t = 0; t < g->ntags; t++) {
+		MPIDI_BIP_lrecv_t *lr = g->tag_owner[t];
+
+		if (!lr || lr->node != node)
+			continue;
+		if (!lr->done &&
+		    bip_test_nopoll(g->ep, &lr->breq, &done, NULL) == 0 &&
+		    !done)
+			(void)bip_cancel(g->ep, &lr->breq);
+		mpi_errno = lrecv_end(t, err);
+		MPIR_ERR_CHECK(mpi_errno);
+	}
+	for (MPIDI_BIP_lrecv_t **link = &g->rfifo_head, *lr, *prev = NULL;
+	     (lr = *link);) {
+		if (lr->node != node) {
+			prev = lr;
+			link = &lr->next;
+			continue;
+		}
+		*link = lr->next;
+		if (g->rfifo_tail == lr)
+			g->rfifo_tail = prev;
+		g->cnt.rfifo_depth--;
+		mpi_errno = lr->complete(lr, err);
 		MPL_free(lr);
 		MPIR_ERR_CHECK(mpi_errno);
-		/* The tag is free: the oldest waiting receive takes it. */
-		if (g->rfifo_head && !g->tag_owner[t]) {
-			lr = g->rfifo_head;
-			g->rfifo_head = lr->next;
-			if (!g->rfifo_head)
-				g->rfifo_tail = NULL;
-			lr->next = NULL;
-			g->cnt.rfifo_depth--;
-			mpi_errno = lrecv_post(lr, t);
-			MPIR_ERR_CHECK(mpi_errno);
-		}
 	}
 fn_exit:
 	return mpi_errno;

@@ -28,6 +28,50 @@ int MPIDI_BIP_error(int rc, const char *what)
 				    "**bipfail %s %s", what, bip_strerror(rc));
 }
 
+int MPIDI_BIP_proc_failed(int node)
+{
+	return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__,
+				    __LINE__, MPIX_ERR_PROC_FAILED,
+				    "**comm_fail", "**comm_fail %d", node);
+}
+
+/* A dead peer takes down its transfers in order: what waits to be sent to
+ * it, long transfers with it (whose owners fail), sends and active
+ * messages waiting for its answer, and receives only it could match. */
+int MPIDI_BIP_peer_failed(int node)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	int mpi_errno, err;
+
+	if (g->peers[node].failed)
+		return MPI_SUCCESS;
+	g->peers[node].failed = true;
+	err = MPIDI_BIP_proc_failed(node);
+	MPIDI_BIP_ctl_peer_failed(node);
+	mpi_errno = MPIDI_BIP_long_peer_failed(node, err);
+	if (!mpi_errno)
+		mpi_errno = MPIDI_BIP_send_peer_failed(node, err);
+	if (!mpi_errno)
+		mpi_errno = MPIDI_BIP_am_peer_failed(node, err);
+	if (!mpi_errno)
+		mpi_errno = MPIDI_BIP_recv_peer_failed(node, err);
+	return mpi_errno;
+}
+
+/* BIP counts the peers it lost: one look at each peer when that changed. */
+static int check_peers(MPIDI_BIP_global_t *g)
+{
+	int lost = bip_peers_lost(g->ep), mpi_errno = MPI_SUCCESS;
+
+	if (lost == g->lost_seen)
+		return MPI_SUCCESS;
+	g->lost_seen = lost;
+	for (int i = 0; i < MPIR_Process.size && !mpi_errno; i++)
+		if (i != g->self && bip_peer_gone(g->ep, i) == 1)
+			mpi_errno = MPIDI_BIP_peer_failed(i);
+	return mpi_errno;
+}
+
 /* A control message from node failed a check: count it, drop it, go on. */
 static int drop(int node, int reason)
 {
@@ -236,6 +280,8 @@ int MPIDI_BIP_progress(int vci, int blocking)
 	mpi_errno = MPIDI_BIP_send_fifo_drain(&progress);
 	MPIR_ERR_CHECK(mpi_errno);
 	mpi_errno = MPIDI_BIP_long_progress(&progress);
+	MPIR_ERR_CHECK(mpi_errno);
+	mpi_errno = check_peers(g);
 	MPIR_ERR_CHECK(mpi_errno);
 	/* MPICH polls in a loop: after a while with nothing to do, give the
 	 * core away. */

@@ -147,6 +147,28 @@ static MPI_Aint recv_capacity(MPIR_Request *rreq, bool *contig, char **dst)
 
 /* The message is complete: copy `data` in (NULL: it landed in place), set
  * the status (truncation is an error in it, as MPI says), complete. */
+/* The receive is over: its buffers go, its request completes. */
+static void recv_end(MPIR_Request *rreq)
+{
+	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
+
+	MPL_free(r->pack);
+	r->pack = NULL;
+	MPIR_Datatype_release_if_not_builtin(r->datatype);
+	MPIDIU_request_complete(rreq);
+}
+
+/* The message will never come (its sender died): the receive ends in err. */
+static int recv_fail(MPIR_Request *rreq, int rank, int tag, int err)
+{
+	rreq->status.MPI_SOURCE = rank;
+	rreq->status.MPI_TAG = tag;
+	rreq->status.MPI_ERROR = err;
+	MPIR_STATUS_SET_COUNT(rreq->status, 0);
+	recv_end(rreq);
+	return MPI_SUCCESS;
+}
+
 static int recv_finish(MPIR_Request *rreq, int rank, int tag,
 		       const void *data, uint64_t data_sz)
 {
@@ -173,10 +195,7 @@ static int recv_finish(MPIR_Request *rreq, int rank, int tag,
 			MPI_ERR_TRUNCATE, "**truncate", "**truncate %d %d %d %d",
 			rank, tag, (int)cap, (int)data_sz);
 fn_exit:
-	MPL_free(r->pack);
-	r->pack = NULL;
-	MPIR_Datatype_release_if_not_builtin(r->datatype);
-	MPIDIU_request_complete(rreq);
+	recv_end(rreq);
 	return mpi_errno;
 fn_fail:
 	goto fn_exit;
@@ -226,26 +245,34 @@ static int recv_nothing(MPIR_Request *rreq, int node, uint64_t sreq)
 
 /* --- three-way ----------------------------------------------------------- */
 
-static int rreq_3way_done(MPIDI_BIP_lrecv_t *lr)
+static int rreq_3way_done(MPIDI_BIP_lrecv_t *lr, int err)
 {
 	MPIR_Request *rreq = lr->arg;
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
 
+	if (err)
+		return recv_fail(rreq, r->rank, r->tag, err);
 	return recv_finish(rreq, r->rank, r->tag, r->pack, r->data_sz);
 }
 
 /* A three-way message that arrived unexpected is complete: hand it to the
  * receive that matched meanwhile, or keep it for the one to come. */
-static int unexp_3way_done(MPIDI_BIP_lrecv_t *lr)
+static int unexp_3way_done(MPIDI_BIP_lrecv_t *lr, int err)
 {
 	MPIDI_BIP_unexp_t *u = lr->arg;
 	int mpi_errno;
 
 	if (!u->rreq) {
-		u->arrived = true;
+		/* Its receive, when it comes, finishes or fails at once. */
+		u->arrived = !err;
+		u->failed = !!err;
 		return MPI_SUCCESS;
 	}
-	mpi_errno = recv_finish(u->rreq, u->rank, u->tag, u->data, u->data_sz);
+	if (err)
+		mpi_errno = recv_fail(u->rreq, u->rank, u->tag, err);
+	else
+		mpi_errno = recv_finish(u->rreq, u->rank, u->tag, u->data,
+					u->data_sz);
 	MPL_free(u->data);
 	MPL_free(u);
 	return mpi_errno;
@@ -255,11 +282,13 @@ static int unexp_3way_done(MPIDI_BIP_lrecv_t *lr)
 
 static int rndv_fragment(MPIR_Request *rreq);
 
-static int rndv_fragment_done(MPIDI_BIP_lrecv_t *lr)
+static int rndv_fragment_done(MPIDI_BIP_lrecv_t *lr, int err)
 {
 	MPIR_Request *rreq = lr->arg;
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
 
+	if (err)
+		return recv_fail(rreq, r->rank, r->tag, err);
 	r->offset += lr->ack.len;
 	MPIDI_BIP_global.cnt.fragments++;
 	if (r->offset < r->cap)
@@ -309,6 +338,13 @@ static int take_unexp(MPIR_Request *rreq, MPIDI_BIP_unexp_t *u)
 
 	r->rank = u->rank;
 	r->tag = u->tag;
+	if (u->failed) {
+		mpi_errno = recv_fail(rreq, u->rank, u->tag,
+				      MPIDI_BIP_proc_failed(u->node));
+		MPL_free(u->type == MPIDI_BIP_CTL_RTS3 ? u->data : NULL);
+		MPL_free(u);
+		return mpi_errno;
+	}
 	switch (u->type) {
 	case MPIDI_BIP_CTL_SHORT:
 		mpi_errno = recv_finish(rreq, u->rank, u->tag, u->data,
@@ -392,6 +428,30 @@ fn_fail:
 	goto fn_exit;
 }
 
+/* A dead peer: the receives only it could match fail; of what it sent,
+ * what arrived whole stays to be received, and announcements whose data
+ * can no longer come fail their receives when those are posted.
+ * Wildcard receives stay posted: another rank may match them. */
+int MPIDI_BIP_recv_peer_failed(int node, int err)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	MPIR_Request *prev = NULL, *next;
+
+	for (MPIR_Request *r = g->posted_head; r; r = next) {
+		next = BIP_REQ(r).next;
+		if (BIP_REQ(r).node != node) {
+			prev = r;
+			continue;
+		}
+		posted_unlink(prev, r);
+		recv_fail(r, BIP_REQ(r).rank, BIP_REQ(r).tag, err);
+	}
+	for (MPIDI_BIP_unexp_t *u = g->unexp_head; u; u = u->next)
+		if (u->node == node && u->type == MPIDI_BIP_CTL_RNDV)
+			u->failed = true;
+	return MPI_SUCCESS;
+}
+
 /* --- the MPI calls ------------------------------------------------------- */
 
 static void recv_init(MPIR_Request *rreq, void *buf, MPI_Aint count,
@@ -426,12 +486,21 @@ int MPIDI_BIP_irecv(void *buf, MPI_Aint count, MPI_Datatype datatype,
 	u = unexp_find(ctx, rank, tag, true);
 	if (u) {
 		mpi_errno = take_unexp(rreq, u);
-	} else {
-		BIP_REQ(rreq).ctx = ctx;
-		BIP_REQ(rreq).rank = rank;
-		BIP_REQ(rreq).tag = tag;
-		posted_append(rreq);
+		goto fn_exit;
 	}
+	BIP_REQ(rreq).ctx = ctx;
+	BIP_REQ(rreq).rank = rank;
+	BIP_REQ(rreq).tag = tag;
+	/* Which node only can match it: a dead one never will. */
+	BIP_REQ(rreq).node = rank == MPI_ANY_SOURCE
+				     ? -1
+				     : MPIDI_BIP_node_of(comm, rank);
+	if (BIP_REQ(rreq).node >= 0 &&
+	    MPIDI_BIP_global.peers[BIP_REQ(rreq).node].failed)
+		mpi_errno = recv_fail(rreq, rank, tag,
+				      MPIDI_BIP_proc_failed(BIP_REQ(rreq).node));
+	else
+		posted_append(rreq);
 fn_exit:
 	MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
 	return mpi_errno;

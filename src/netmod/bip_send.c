@@ -35,6 +35,25 @@ static int send_short(int node, MPIDI_BIP_ctl_t *h, const void *buf,
 	return MPIDI_BIP_ctl_sendv(node, h, sizeof(*h), packed_data, data_sz);
 }
 
+/* A request that completed at once with node's failure: MPI_Isend to a
+ * dead peer succeeds, and its MPI_Wait reports the failure. */
+int MPIDI_BIP_failed_request(int kind, MPIR_Comm *comm, int node,
+			     MPIR_Request **req_p)
+{
+	MPIR_Request *req = MPIR_Request_create_from_pool(kind, 0, 2);
+
+	if (!req)
+		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+					    __func__, __LINE__, MPIX_ERR_NOREQ,
+					    "**nomemreq", 0);
+	req->comm = comm;
+	MPIR_Comm_add_ref(comm);
+	req->status.MPI_ERROR = MPIDI_BIP_proc_failed(node);
+	MPIDIU_request_complete(req);
+	*req_p = req;
+	return MPI_SUCCESS;
+}
+
 int MPIDI_BIP_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
 		    int rank, int tag, MPIR_Comm *comm, int context_offset,
 		    MPIDI_av_entry_t *addr, MPIR_Request **req_p, bool sync)
@@ -68,15 +87,26 @@ int MPIDI_BIP_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
 			     g->sfifo_limit, mpi_errno, MPI_ERR_OTHER,
 			     "**bipfifo", "**bipfifo %s %d", "send",
 			     (int)g->sfifo_limit);
+	if (g->peers[node].failed) {
+		mpi_errno = MPIDI_BIP_failed_request(MPIR_REQUEST_KIND__SEND,
+						     comm, node, req_p);
+		goto fn_exit;
+	}
 	g->cnt.sent[proto]++;
 	g->cnt.ssend += sync;
 	if (proto == MPIDI_BIP_PROTO_SHORT) {
-		/* BIP copied the data: the send is complete locally. */
+		/* BIP copied the data: the send is complete locally (unless
+		 * the peer turned out to be dead). */
 		rts.h.type = MPIDI_BIP_CTL_SHORT;
 		mpi_errno = send_short(node, &rts.h, buf, count, datatype,
 				       data_sz, dt_contig, true_lb);
 		MPIR_ERR_CHECK(mpi_errno);
-		*req_p = MPIR_Request_create_complete(MPIR_REQUEST_KIND__SEND);
+		if (g->peers[node].failed)
+			mpi_errno = MPIDI_BIP_failed_request(
+				MPIR_REQUEST_KIND__SEND, comm, node, req_p);
+		else
+			*req_p = MPIR_Request_create_complete(
+				MPIR_REQUEST_KIND__SEND);
 		goto fn_exit;
 	}
 
@@ -139,11 +169,20 @@ static int send_complete(MPIR_Request *sreq)
 
 /* A three-way message, or a rendezvous fragment, left: the send completes
  * with its last byte. */
-static int send_fragment_done(MPIDI_BIP_lsend_t *ls)
+/* The send ends with err, whatever is left of it. */
+static int send_fail(MPIR_Request *sreq, int err)
+{
+	sreq->status.MPI_ERROR = err;
+	return send_complete(sreq);
+}
+
+static int send_fragment_done(MPIDI_BIP_lsend_t *ls, int err)
 {
 	MPIR_Request *sreq = ls->arg;
 	MPIDI_BIP_request_t *r = &BIP_REQ(sreq);
 
+	if (err)
+		return send_fail(sreq, err);
 	r->offset += ls->len;
 	if (r->offset < r->cap)
 		return MPI_SUCCESS; /* the next ACK asks for more */
@@ -209,4 +248,20 @@ fn_exit:
 	return mpi_errno;
 fn_fail:
 	goto fn_exit;
+}
+
+/* Sends that wait for a dead peer's answer (those with data on the way
+ * failed with their long sends already). */
+int MPIDI_BIP_send_peer_failed(int node, int err)
+{
+	MPIDI_BIP_handles_t *t = &MPIDI_BIP_global.sends;
+	int mpi_errno = MPI_SUCCESS;
+
+	for (uint32_t i = 0; i < t->cap && !mpi_errno; i++) {
+		MPIR_Request *sreq = MPIDI_BIP_handle_at(t, i);
+
+		if (sreq && BIP_REQ(sreq).node == node)
+			mpi_errno = send_fail(sreq, err);
+	}
+	return mpi_errno;
 }

@@ -33,6 +33,7 @@ typedef struct MPIDI_BIP_unexp {
 	int rank, tag;
 	uint8_t type;        /* CTL_SHORT, CTL_RTS3 or CTL_RNDV */
 	bool arrived;        /* all data is in `data` */
+	bool failed;         /* its sender died before its data came */
 	uint64_t data_sz;
 	uint64_t sreq;       /* RTS3/RNDV: the sender's request */
 	MPIR_Request *rreq;  /* RTS3: receive matched while data still flows */
@@ -49,7 +50,8 @@ typedef struct MPIDI_BIP_lrecv {
 	MPIDI_BIP_ctl_ack_t ack;      /* what to tell the sender once posted */
 	bip_req_t breq;
 	bool done;                    /* filled by a send to ourselves */
-	int (*complete)(struct MPIDI_BIP_lrecv *lr);
+	/* The transfer is over: err is MPI_SUCCESS or how it failed. */
+	int (*complete)(struct MPIDI_BIP_lrecv *lr, int err);
 	void *arg;
 } MPIDI_BIP_lrecv_t;
 
@@ -61,12 +63,13 @@ typedef struct MPIDI_BIP_lsend {
 	uint64_t len;
 	bool posted, done;
 	bip_req_t breq;
-	int (*complete)(struct MPIDI_BIP_lsend *ls);
+	int (*complete)(struct MPIDI_BIP_lsend *ls, int err);
 	void *arg;
 } MPIDI_BIP_lsend_t;
 
 /* Credits and the send FIFO toward one peer (section 3.5). */
 typedef struct {
+	bool failed;          /* the peer died or left: nothing more to it */
 	int ncredits;         /* N of the pair, agreed at start-up */
 	int credits;          /* C(i->j): control messages we may still send */
 	int owed;             /* B(i<-j): consumed, credits not yet returned */
@@ -105,6 +108,7 @@ typedef struct {
 	MPIDI_BIP_handles_t sends;      /* three-way and rendezvous sends */
 	MPIDI_BIP_handles_t am_sends;   /* announced active messages */
 	unsigned detached;              /* sends whose cancel failed, going on */
+	int lost_seen;                  /* BIP's count of lost peers, handled */
 	/* control messages */
 	MPIDI_BIP_peer_t *peers;
 	unsigned sfifo_peers;           /* peers with a non-empty send FIFO */
@@ -132,6 +136,20 @@ extern MPIDI_BIP_global_t MPIDI_BIP_global;
 
 /* An MPI error for a failed BIP call. */
 int MPIDI_BIP_error(int rc, const char *what);
+/* The MPI error (class MPIX_ERR_PROC_FAILED) for an operation with node. */
+int MPIDI_BIP_proc_failed(int node);
+/* node died or left: every operation with it ends with that error, and
+ * operations with the other peers go on. Once per node. */
+int MPIDI_BIP_peer_failed(int node);
+/* What each part does when a peer fails. */
+void MPIDI_BIP_ctl_peer_failed(int node);
+int MPIDI_BIP_long_peer_failed(int node, int err);
+int MPIDI_BIP_send_peer_failed(int node, int err);
+int MPIDI_BIP_am_peer_failed(int node, int err);
+int MPIDI_BIP_recv_peer_failed(int node, int err);
+/* A request of kind that completed at once with node's failure. */
+int MPIDI_BIP_failed_request(int kind, MPIR_Comm *comm, int node,
+			     MPIR_Request **req_p);
 #define BIP_CHECK(rc, what)                                                    \
 	do {                                                                   \
 		if ((rc) < 0) {                                                \
@@ -160,10 +178,10 @@ void MPIDI_BIP_credits_agree(int node, int peer_accepts);
  * flags (MPIDI_BIP_ACK_*). */
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
 		    uint64_t len, uint32_t flags, void *dst,
-		    int (*complete)(MPIDI_BIP_lrecv_t *), void *arg);
+		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg);
 int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
 			  const void *src,
-			  int (*complete)(MPIDI_BIP_lsend_t *), void *arg);
+			  int (*complete)(MPIDI_BIP_lsend_t *, int), void *arg);
 int MPIDI_BIP_long_progress(int *progress);
 /* The long sends of request arg read from `to` instead of `from` (a copy
  * of the same bytes), those BIP holds already included. */

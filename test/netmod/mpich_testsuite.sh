@@ -59,7 +59,7 @@ done
 # test suite was configured without them.
 case ",$dirs," in *,ft,*)
 	for t in senddead recvdead isenddead irecvdead; do
-		grep -q "^ok .* - \./ft/$t 2\$" summary.tap || {
+		grep "^ok *- \./ft/$t 2 " summary.tap | grep -qv SKIP || {
 			grep "ft/$t " summary.tap
 			echo "UNEXPECTED FAILURE: ft/$t did not run and pass"
 			fail=$((fail + 1))
