@@ -520,6 +520,7 @@ void bipfw_shm_close(struct bipfw_shm *shm)
 void *bipfw_shm_inbound(struct bipfw_shm *shm, int src, size_t *len_p)
 {
 	*len_p = ring_bytes(shm->slot_size, shm->p.ring_slots);
+	shm->tails[src] = 0;
 	return shm->in[src];
 }
 

@@ -1,0 +1,192 @@
+/*
+ * fuzz_shm.c - libFuzzer harness for the shm wire's reading of what other
+ * processes wrote: a peer's segment (header copied and checked by
+ * bipfw_shm_attach, then written into as the ring's producer), and our own
+ * inbound ring (slot stamps, headers) as a peer filled it. The segment is
+ * a heap buffer of exactly the fuzzer's size, so any access outside it is
+ * caught. Built with -DFUZZ_SEEDS instead, it writes seeds: segments and
+ * rings laid out as a real peer lays them out.
+ *
+ * Input: one byte of choice (bit 0: the peer's segment; else our ring),
+ * then the bytes of that segment or ring image.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "firmware.h"
+
+#define KEY 0x5eedull
+#define SECRET 0x5ec2e7ull
+#define PKT 4096
+#define SLOTS 4
+
+static const struct bipfw_shm_params params = {
+	.node = 0, .nnodes = 2, .job_key = KEY, .secret = SECRET,
+	.packet_size = PKT, .ring_slots = SLOTS,
+};
+
+static struct bipfw_shm *shm;
+
+static void close_endpoint(void)
+{
+	bipfw_shm_close(shm);
+}
+
+/* One endpoint for the whole run, its segment named from a secret of this
+ * process, removed at exit. */
+static struct bipfw_shm *endpoint(void)
+{
+	struct bipfw_shm_params p = params;
+
+	if (shm)
+		return shm;
+	p.secret ^= (uint64_t)getpid() << 20;
+	if (bipfw_shm_open(&p, &shm))
+		abort();
+	atexit(close_endpoint);
+	return shm;
+}
+
+#ifndef FUZZ_SEEDS
+
+/* With FUZZ_REPORT set: segments attached and written into, packets read
+ * from the ring; printed at exit. */
+static unsigned attached, sent, read_pkts;
+static int reporting;
+
+static void report(void)
+{
+	printf("reached attach %u\nreached ring-write %u\nreached ring-read "
+	       "%u\n",
+	       attached, sent, read_pkts);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct bipfw_shm *shm = endpoint();
+	const struct bip_pkt_hdr *hdr;
+	const void *payload;
+	static uint8_t page[PKT];
+	size_t len;
+
+	if (!reporting++ && getenv("FUZZ_REPORT"))
+		atexit(report);
+	if (size < 1)
+		return 0;
+	if (data[0] & 1) {
+		/* A peer's segment: attach it, then send into it. */
+		uint8_t *seg = malloc(size - 1 ? size - 1 : 1);
+		struct bip_pkt_hdr h = { .len = PKT };
+
+		memcpy(seg, data + 1, size - 1);
+		if (bipfw_shm_attach(shm, 1, 4242, seg, size - 1) == 0) {
+			attached++;
+			for (int i = 0; i < 2 * SLOTS; i++, sent++)
+				if (bipfw_shm_wire.tx(shm, 1, &h, page, PKT))
+					break;
+		}
+		free(seg);
+		return 0;
+	}
+	/* Our ring from node 1, as it wrote it: read every packet. */
+	{
+		uint8_t *ring = bipfw_shm_inbound(shm, 1, &len);
+
+		memset(ring, 0, len);
+		memcpy(ring, data + 1, size - 1 < len ? size - 1 : len);
+		for (int i = 0; i < 2 * SLOTS; i++) {
+			if (bipfw_shm_wire.rx(shm, &hdr, &payload))
+				break;
+			/* What the NIC program reads: a header, and up to a
+			 * packet of payload after it. */
+			memcpy(page, payload, PKT);
+			memcpy(page, hdr, sizeof(*hdr));
+			bipfw_shm_wire.rx_done(shm);
+			read_pkts++;
+		}
+	}
+	return 0;
+}
+
+#else /* FUZZ_SEEDS: segments and rings as a peer makes them */
+
+static void save(const char *dir, const char *name, const void *buf,
+		 size_t len, int choice)
+{
+	char path[512];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fp = fopen(path, "wb");
+	if (!fp || fputc(choice, fp) == EOF ||
+	    fwrite(buf, 1, len, fp) != len || fclose(fp)) {
+		perror(path);
+		exit(1);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct bipfw_shm_params peer = params;
+	struct bipfw_shm *a, *b;
+	size_t len;
+	uint8_t *ring;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s DIR\n", argv[0]);
+		return 2;
+	}
+	/* Node 1's real segment, as node 0 would find it. */
+	peer.node = 1;
+	if (bipfw_shm_open(&params, &a))
+		return 1;
+	if (bipfw_shm_open(&peer, &b))
+		return 1;
+	{
+		char name[BIPFW_SHM_NAME_MAX], path[80];
+		FILE *fp;
+		uint8_t *img;
+		long n;
+
+		bipfw_shm_name(name, sizeof(name), SECRET, KEY, 1);
+		snprintf(path, sizeof(path), "/dev/shm/%s", name);
+		fp = fopen(path, "rb");
+		if (!fp)
+			return 1;
+		fseek(fp, 0, SEEK_END);
+		n = ftell(fp);
+		rewind(fp);
+		img = malloc((size_t)n);
+		if (fread(img, 1, (size_t)n, fp) != (size_t)n)
+			return 1;
+		fclose(fp);
+		/* The harness's peer pid stands in the header. */
+		memcpy(img + 28, &(int32_t){ 4242 }, 4);
+		save(argv[1], "segment", img, (size_t)n, 1);
+		save(argv[1], "segment-cut", img, 4096, 1);
+		free(img);
+	}
+	/* Our ring with packets node 1 put there: connect the two, send. */
+	{
+		char card[256];
+		struct bip_pkt_hdr h = { .len = 100, .type = BIP_PKT_SMALL };
+		static uint8_t data[PKT];
+
+		bipfw_shm_card(a, card, sizeof(card));
+		if (bipfw_shm_connect(b, 0, card))
+			return 1;
+		ring = bipfw_shm_inbound(a, 1, &len);
+		for (int i = 0; i < 3; i++)
+			bipfw_shm_wire.tx(b, 0, &h, data, h.len);
+		save(argv[1], "ring", ring, len, 0);
+	}
+	bipfw_shm_close(b);
+	bipfw_shm_close(a);
+	return 0;
+}
+
+#endif
