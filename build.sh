@@ -23,9 +23,11 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # netmod's generator step, ccache to make rebuilds cheap, xz for the source
 # archive); Debian's own MPICH, whose Hydra the BIP tests launch with and
 # which the MPI benchmark compares against (libmpich-dev: its mpi.h, which
-# mpicc.mpich needs).
+# mpicc.mpich needs); clang with its sanitizer and libFuzzer runtimes
+# (libclang-rt-14-dev, only recommended by clang) for the fuzz harnesses.
 packages="build-essential autoconf automake libtool pkg-config gfortran
-	libhwloc-dev python3 patch ccache xz-utils mpich libmpich-dev"
+	libhwloc-dev python3 patch ccache xz-utils mpich libmpich-dev
+	clang libclang-rt-14-dev"
 
 install_packages() {
 	[ "${NO_APT:-0}" = 1 ] && return 0
