@@ -14,7 +14,7 @@
 # A crash leaves its input in fuzz/crashes and fails the run.
 : "${top_builddir:?run through make check or make fuzz}"
 mode=${1:-check}
-secs=${2:-10}
+secs=${2:-${FUZZ_CHECK_TIME:-10}}
 min_runs=${3:-0}
 s=$top_srcdir/src
 b=$top_builddir/fuzz

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bip.h"
+#include "bip_wire.h"
 
 int main(int argc, char **argv)
 {
@@ -18,7 +19,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s\n", argv[0]);
 		return strcmp(argv[1], "-h") == 0 ? 0 : 2;
 	}
-	printf("BIP version:       %s (wire protocol 1)\n", BIP_VERSION_STRING);
+	printf("BIP version:       %s (wire protocol %d)\n", BIP_VERSION_STRING,
+	       BIP_WIRE_VERSION);
 	printf("wires:             shm (processes of one host): available, "
 	       "chosen for peers on this host\n");
 	printf("                   udp, eth: not built yet; peers on other "

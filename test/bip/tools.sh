@@ -17,3 +17,7 @@ rows=$(echo "$table" | grep -c '^[0-9][0-9]* [0-9.][0-9.]* [0-9.][0-9.]*$')
 [ "$rows" -eq 24 ] || { echo "FAILED: $rows rows, want 24 (0 B..4 MiB)"; exit 1; }
 echo "$table" | head -1 | grep -q '^#' || { echo "FAILED: no # header"; exit 1; }
 run "$top_builddir/bip_floor"
+# The wire version shown is the header's, not a copy of it.
+v=$(sed -n 's/^#define BIP_WIRE_VERSION \([0-9]*\)/\1/p' "$top_srcdir/src/common/bip_wire.h")
+echo "$out" | grep -q "(wire protocol $v)" ||
+	{ echo "FAILED: bip_info does not show wire protocol $v"; exit 1; }
