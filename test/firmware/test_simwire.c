@@ -13,23 +13,12 @@
 #include "log.h"
 #include "nic.h"
 #include "simwire.h"
+#include "unit.h"
 
 #define NN 3
 #define PKT BIP_SMALL_MAX
 #define LONG_MAX_LEN (6 * PKT + 100)
 
-static int failures;
-
-#define CHECK(cond, ...)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: FAILED: %s: ", __FILE__,       \
-				__LINE__, #cond);                              \
-			fprintf(stderr, __VA_ARGS__);                          \
-			fputc('\n', stderr);                                   \
-			failures++;                                            \
-		}                                                              \
-	} while (0)
 
 /* A small send of one buffer. */
 static int post_small(struct bipfw *fw, int peer, const void *buf, size_t len)
@@ -847,9 +836,5 @@ int main(void)
 	test_malformed_data();
 	test_closed_peer();
 	test_traffic();
-	if (failures)
-		fprintf(stderr, "%d check(s) failed\n", failures);
-	else
-		printf("firmware over the simulated wire: all checks passed\n");
-	return failures ? 1 : 0;
+	return unit_result("firmware over the simulated wire");
 }

@@ -9,19 +9,8 @@
 
 #include "bip_ctl.h"
 #include "bip_handle.h"
+#include "unit.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: FAILED: %s: ", __FILE__,       \
-				__LINE__, #cond);                              \
-			fprintf(stderr, __VA_ARGS__);                          \
-			fputc('\n', stderr);                                   \
-			failures++;                                            \
-		}                                                              \
-	} while (0)
 
 static int handler_ok(unsigned id)
 {
@@ -210,10 +199,5 @@ int main(void)
 	test_decode();
 	test_card();
 	test_handles();
-	if (failures)
-		fprintf(stderr, "%d check(s) failed\n", failures);
-	else
-		printf("control messages, cards and handles: all checks "
-		       "passed\n");
-	return failures != 0;
+	return unit_result("control messages, cards and handles");
 }
