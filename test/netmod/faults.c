@@ -13,6 +13,11 @@
  *   dead-long  3 ranks: rank 2 answers a three-way send from rank 0 and
  *              dies; rank 0's send fails with MPIX_ERR_PROC_FAILED and its
  *              traffic with rank 1 goes on.
+ *   fifo-full  3 ranks, 2 credits, one BIP tag, a receive FIFO of one: rank
+ *              2 keeps the tag busy (its rendezvous is matched, then it
+ *              sleeps); rank 1's second three-way announcement finds the
+ *              FIFO full, which is an error at rank 0, but its credit must
+ *              still come back: rank 1's next message gets through.
  */
 #include <mpi.h>
 #include <stdlib.h>
@@ -192,6 +197,54 @@ static void dead_long(void)
 	_exit(0);
 }
 
+static void fifo_full(void)
+{
+	enum { BIG = 300000, MID = 10000 };
+	static char big[BIG], mid[2][MID];
+	MPI_Request r[2];
+	int x = 0, rc, cls;
+
+	CHECK(size == 3, "run on 3 ranks");
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	if (rank == 2) {
+		MPI_Isend(big, BIG, MPI_CHAR, 0, 5, MPI_COMM_WORLD, &r[0]);
+		sleep(4); /* the receiver's answer waits: its tag stays busy */
+		MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+	} else if (rank == 1) {
+		sleep(1);
+		MPI_Isend(mid[0], MID, MPI_CHAR, 0, 6, MPI_COMM_WORLD, &r[0]);
+		MPI_Isend(mid[1], MID, MPI_CHAR, 0, 7, MPI_COMM_WORLD, &r[1]);
+		MPI_Send(&x, 1, MPI_INT, 0, 8, MPI_COMM_WORLD);
+		MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+		/* The second announcement died with the error at rank 0. */
+		MPI_Request_free(&r[1]);
+	} else {
+		double t;
+		int failed = 0;
+
+		/* The error comes out of whichever call runs progress when
+		 * the second announcement arrives. */
+		MPI_Irecv(big, BIG, MPI_CHAR, 2, 5, MPI_COMM_WORLD, &r[0]);
+		for (t = now(); now() - t < 2;) {
+			rc = MPI_Test(&r[0], &x, MPI_STATUS_IGNORE);
+			MPI_Error_class(rc, &cls);
+			failed |= cls == MPI_ERR_OTHER;
+		}
+		CHECK(failed, "the full receive FIFO was not reported");
+		/* rank 1's message needs the credit of the announcement
+		 * that failed: 2 s to get here, or it was lost. */
+		alarm(2);
+		rc = MPI_Recv(&x, 1, MPI_INT, 1, 8, MPI_COMM_WORLD,
+			      MPI_STATUS_IGNORE);
+		alarm(0);
+		CHECK(rc == MPI_SUCCESS, "rank 1's message after the error");
+		MPI_Recv(mid[0], MID, MPI_CHAR, 1, 6, MPI_COMM_WORLD,
+			 MPI_STATUS_IGNORE);
+		MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+		printf("rank 0: a failed dispatch gave its credit back\n");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -207,6 +260,8 @@ int main(int argc, char **argv)
 		truncate_recv();
 	else if (strcmp(mode, "dead-long") == 0)
 		dead_long();
+	else if (strcmp(mode, "fifo-full") == 0)
+		fifo_full();
 	else
 		CHECK(0, "unknown mode '%s'", mode);
 	MPI_Finalize();

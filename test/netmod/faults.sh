@@ -43,3 +43,10 @@ for r in 0 1; do
 	echo "$out" | grep -q "rank $r: a dead rank's failed send did not stop" ||
 		{ echo "FAILED: rank $r did not carry on"; exit 1; }
 done
+
+# A control message whose handling fails (the receive FIFO is full) gives
+# its credit back all the same: the sender's next message gets through.
+MPIR_CVAR_CH4_BIP_CREDITS=2 BIP_LONG_TAGS=1 MPIR_CVAR_CH4_BIP_RECV_FIFO_MAX=1 \
+	mpirun 3 "$W/faults" fifo-full
+echo "$out" | grep -q "a failed dispatch gave its credit back" ||
+	{ echo "FAILED: the credit of a failed dispatch"; exit 1; }
