@@ -14,7 +14,9 @@ enum deliver_result {
 	NO_BUFFER, /* drop and NACK busy: the sender will resend */
 };
 
-/* A malformed packet is counted and dropped; it never reaches the host. */
+/* A malformed packet is counted and dropped; it never reaches the host.
+ * Drops are logged at debug level only: a peer must not be able to flood
+ * our stderr (the counters say how many, BIP_LOG=debug says which). */
 static bool packet_valid(struct bipfw *fw, const struct bip_pkt_hdr *h,
 			 const void *payload)
 {
@@ -90,7 +92,7 @@ static enum deliver_result deliver_rts(struct bipfw *fw, int src,
 	uint16_t i;
 
 	if (h->tag >= fw->cfg.long_tags) {
-		bip_warn("node %d announced a long message on tag %u, beyond "
+		bip_dbg("node %d announced a long message on tag %u, beyond "
 			 "%u tags; dropped",
 			 src, h->tag, fw->cfg.long_tags);
 		fw->cnt.dropped_bad++;
@@ -131,7 +133,7 @@ static void deliver_verdict(struct bipfw *fw, int src, unsigned slot,
 	    (s->state != BIPFW_SEND_STREAM && s->state != BIPFW_SEND_WAIT_ACK &&
 	     s->state != BIPFW_SEND_WAIT_FIN)) {
 		fw->cnt.dropped_bad++;
-		bip_warn("stale verdict from node %d for message %u", src,
+		bip_dbg("stale verdict from node %d for message %u", src,
 			 h->msg_id);
 		return;
 	}
@@ -158,7 +160,7 @@ static void deliver_cts(struct bipfw *fw, int src, const struct bip_pkt_hdr *h)
 	if (s->state != BIPFW_SEND_WAIT_CTS || s->peer != src ||
 	    h->msg_id != bipfw_msg_id(fw, slot)) {
 		fw->cnt.dropped_bad++;
-		bip_warn("stale CTS from node %d for message %u", src,
+		bip_dbg("stale CTS from node %d for message %u", src,
 			 h->msg_id);
 		return;
 	}
@@ -275,7 +277,7 @@ static enum deliver_result deliver_data(struct bipfw *fw, int src,
 	    r->msg_id != h->msg_id || r->cts_flagged ||
 	    h->offset != r->received || h->len > r->total - h->offset) {
 		fw->cnt.dropped_bad++;
-		bip_warn("unexpected long data from node %d (tag %u)", src,
+		bip_dbg("unexpected long data from node %d (tag %u)", src,
 			 h->tag);
 		return DELIVERED;
 	}

@@ -14,6 +14,7 @@
 
 #include "bip.h"
 #include "firmware.h"
+#include "log.h"
 #include "pmi_line.h"
 
 static bip_ep_t *endpoint(void)
@@ -23,6 +24,7 @@ static bip_ep_t *endpoint(void)
 
 	if (!ep && (bip_secret_new(&p.secret) || bip_open(&p, &ep)))
 		abort();
+	bip_log_threshold = -1; /* every input is a malformed card */
 	return ep;
 }
 
