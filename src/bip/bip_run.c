@@ -4,10 +4,10 @@
  * under bip_run as under Hydra's mpiexec.
  */
 #define _GNU_SOURCE
-#include <inttypes.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
