@@ -19,6 +19,10 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "bip_errno.h" /* BIP_E* codes, bip_strerror() */
+#include "bip_knob.h"  /* struct bip_knob_desc */
+#include "bip_wire.h"  /* BIP_SMALL_MAX */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -27,39 +31,8 @@ extern "C" {
 #define BIP_VERSION_MINOR 1
 #define BIP_VERSION_STRING "0.1.0"
 
-/* Largest small message, in bytes (fixed: it sizes the static queue). */
-#define BIP_SMALL_MAX 4096
-
 /* Largest business card bip_card() produces, terminating NUL included. */
 #define BIP_CARD_MAX 256
-
-/* Error codes: returned negated (e.g. -BIP_ENODE). */
-enum bip_error {
-	BIP_OK = 0,
-	BIP_EINVAL,   /* invalid argument (NULL pointer, bad knob value, ...) */
-	BIP_ENODE,    /* node number out of range, or the caller's own node */
-	BIP_ETAG,     /* tag out of range */
-	BIP_ETOOLONG, /* length over a limit (BIP_SMALL_MAX, receive buffer) */
-	BIP_EOVERFLOW,/* the small-message queue overflowed (nothing was lost) */
-	BIP_EPEERGONE,/* the peer exited or died */
-	BIP_EAGAIN,   /* resources busy: try again after bip_poll() */
-	BIP_EBUSY,    /* a long receive is already posted on that tag */
-	BIP_ETRUNC,   /* incoming long message larger than the posted buffer */
-	BIP_ENOMEM,   /* out of memory */
-	BIP_ESYS,     /* a system call failed (details in the log) */
-	BIP_EBOOT,    /* bootstrap (PMI) failed */
-	BIP_EWIRE,    /* no wire reaches that node */
-	BIP_ECARD,    /* malformed or foreign business card */
-	BIP_ESTATE,   /* call not valid in this state (e.g. node not connected) */
-	BIP_ENOREQ,   /* request handle not in use */
-	BIP_ENOTREADY,/* ready-mode send: no receive was posted on the tag */
-	BIP_ETIMEDOUT,/* bip_close: sends still unacknowledged at its timeout */
-	BIP_EACCES,   /* a resource of the job is held by another user */
-	BIP_NERRORS
-};
-
-/* Human-readable text for a code (either sign). Never NULL. */
-const char *bip_strerror(int err);
 
 typedef struct bip_ep bip_ep_t;
 
@@ -94,6 +67,12 @@ uint64_t bip_job_key(const char *job_name);
 /* A new random job secret (never 0), for one process to draw and hand to
  * the others privately: bip_init does this through PMI. */
 int bip_secret_new(uint64_t *secret_p);
+
+/* Remove what the job's processes left behind when they crashed before
+ * bip_close (their shared-memory segments), for a launcher that knows the
+ * job's secret. Only this user's resources are touched. Returns how many
+ * were removed, or a negative code if one could not be. */
+int bip_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes);
 
 /* Bootstrap through the PMI-1 environment (Hydra's mpiexec or bip_run):
  * open, exchange cards through PMI, connect every node, synchronise. */
@@ -241,13 +220,7 @@ int bip_peer_gone(const bip_ep_t *ep, int node);
 
 /* --- knobs and environment (for tools such as bip_info) ---------------- */
 
-/* One tunable, read from the environment variable `name` at bip_open(). */
-struct bip_knob_desc {
-	const char *name; /* environment variable */
-	const char *type; /* "count", "size", "microseconds", ... or choices */
-	const char *def;  /* default, as text */
-	const char *help; /* one sentence */
-};
+/* One tunable: struct bip_knob_desc (bip_knob.h). */
 
 /* The i-th knob, or NULL past the last. */
 const struct bip_knob_desc *bip_knob(unsigned i);

@@ -24,7 +24,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "firmware.h"
 #include "bip.h"
 #include "log.h"
 #include "pmi_line.h"
@@ -521,31 +520,10 @@ static void launch(char **argv, const sigset_t *mask,
 }
 
 /* Ranks that crashed cannot unlink their segments: do it for them. We
- * gave the job its secret, so we know its names; only files of our own
- * user are removed. */
+ * gave the job its secret, so we know its names. */
 static void cleanup_shm(void)
 {
-	uint64_t key = bip_job_key(job.kvsname);
-	char name[BIPFW_SHM_NAME_MAX];
-	struct stat st;
-	int d = open("/dev/shm", O_RDONLY | O_DIRECTORY);
-
-	if (d < 0) {
-		bip_dbg("cannot open /dev/shm: %s", strerror(errno));
-		return;
-	}
-	for (int r = 0; r < job.n; r++) {
-		bipfw_shm_name(name, sizeof(name), job.secret, key, r);
-		if (fstatat(d, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    st.st_uid != geteuid())
-			continue;
-		if (unlinkat(d, name, 0) == 0)
-			bip_info("removed leftover /dev/shm/%s", name);
-		else if (errno != ENOENT)
-			bip_warn("cannot remove /dev/shm/%s: %s", name,
-				 strerror(errno));
-	}
-	close(d);
+	bip_job_cleanup(job.secret, bip_job_key(job.kvsname), job.n);
 }
 
 /* --- main loop ----------------------------------------------------------- */

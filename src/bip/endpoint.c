@@ -20,9 +20,9 @@
 /* The shared settings, in card order. */
 static void card_shared(const bip_ep_t *ep, uint64_t v[3])
 {
-	v[0] = ep->k.packet_size;
-	v[1] = ep->k.long_tags;
-	v[2] = ep->k.send_slots;
+	v[0] = ep->k.fw.packet_size;
+	v[1] = ep->k.fw.long_tags;
+	v[2] = ep->k.fw.send_slots;
 }
 
 static const char *const card_knobs[3] = { "BIP_PACKET_SIZE", "BIP_LONG_TAGS",
@@ -61,34 +61,20 @@ int bip_open(const struct bip_open_params *params, bip_ep_t **ep_p)
 		goto fail;
 	}
 
-	sp = (struct bipfw_shm_params){
-		.node = ep->node,
-		.nnodes = ep->nnodes,
-		.job_key = ep->job_key,
-		.secret = params->secret,
-		.packet_size = ep->k.packet_size,
-		.ring_slots = ep->k.ring_slots,
-		.cma = ep->k.cma_min != SIZE_MAX,
-	};
+	sp = ep->k.shm;
+	sp.node = ep->node;
+	sp.nnodes = ep->nnodes;
+	sp.job_key = ep->job_key;
+	sp.secret = params->secret;
+	sp.packet_size = ep->k.fw.packet_size;
 	rc = bipfw_shm_open(&sp, &ep->shm);
 	if (rc)
 		goto fail;
-	fc = (struct bipfw_config){
-		.node = ep->node,
-		.nnodes = ep->nnodes,
-		.job_key = (uint32_t)ep->job_key,
-		.packet_size = ep->k.packet_size,
-		.small_queue = ep->k.small_queue,
-		.send_slots = ep->k.send_slots,
-		.long_tags = ep->k.long_tags,
-		.window = ep->k.window,
-		.ack_every = ep->k.ack_every,
-		.ack_delay_us = ep->k.ack_delay_us,
-		.retrans_us = ep->k.retrans_us,
-		.nack_backoff_us = ep->k.nack_backoff_us,
-		.liveness_ms = ep->k.liveness_ms,
-		.dma_min = ep->k.cma_min,
-	};
+	fc = ep->k.fw;
+	fc.node = ep->node;
+	fc.nnodes = ep->nnodes;
+	fc.job_key = (uint32_t)ep->job_key;
+	fc.dma_min = sp.cma_min;
 	rc = bipfw_create(&fc, &bipfw_shm_wire, ep->shm, &ep->fw);
 	if (rc)
 		goto fail;
@@ -231,10 +217,10 @@ static void limits_of(const struct bip_knobs *k, struct bip_limits *l)
 {
 	*l = (struct bip_limits){
 		.small_max = BIP_SMALL_MAX,
-		.small_queue = k->small_queue,
-		.send_slots = k->send_slots,
-		.long_tags = k->long_tags,
-		.packet_size = k->packet_size,
+		.small_queue = k->fw.small_queue,
+		.send_slots = k->fw.send_slots,
+		.long_tags = k->fw.long_tags,
+		.packet_size = k->fw.packet_size,
 	};
 }
 

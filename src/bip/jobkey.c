@@ -1,13 +1,15 @@
 /*
  * jobkey.c - a job's identity: its public key, bip_job_key() (FNV-1a over
  * the kvsname, in one place so that libbip, the MPI netmod and bip_run can
- * never disagree on it), and its private secret, bip_secret_new().
+ * never disagree on it), its private secret, bip_secret_new(), and the
+ * removal of what its crashed processes left, bip_job_cleanup().
  */
 #include <errno.h>
 #include <string.h>
 #include <sys/random.h>
 
 #include "bip.h"
+#include "firmware.h"
 #include "log.h"
 
 #define FNV1A_64_OFFSET 0xcbf29ce484222325ULL
@@ -45,4 +47,21 @@ int bip_secret_new(uint64_t *secret_p)
 	}
 	*secret_p = s;
 	return 0;
+}
+
+int bip_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes)
+{
+	int removed = 0, err = 0;
+
+	if (!secret || nnodes < 1)
+		return -BIP_EINVAL;
+	for (int node = 0; node < nnodes; node++) {
+		int rc = bipfw_shm_remove(secret, job_key, node);
+
+		if (rc < 0)
+			err = rc;
+		else
+			removed += rc;
+	}
+	return err ? err : removed;
 }

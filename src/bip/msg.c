@@ -227,7 +227,7 @@ static int post_long(bip_ep_t *ep, int node, int tag, const void *buf,
 	rc = bip_check_node(ep, node);
 	if (rc)
 		return rc;
-	if (tag < 0 || (unsigned)tag >= ep->k.long_tags)
+	if (tag < 0 || (unsigned)tag >= ep->k.fw.long_tags)
 		return -BIP_ETAG;
 	rc = bipfw_post_long(ep->fw, node, (uint32_t)tag, buf, len, flags,
 			     &gen);
@@ -269,7 +269,7 @@ int bip_ilrecv(bip_ep_t *ep, int tag, void *buf, size_t cap, bip_req_t *req)
 
 	if (!ep || !req || (!buf && cap))
 		return -BIP_EINVAL;
-	if (tag < 0 || (unsigned)tag >= ep->k.long_tags)
+	if (tag < 0 || (unsigned)tag >= ep->k.fw.long_tags)
 		return -BIP_ETAG;
 	rc = bipfw_post_lrecv(ep->fw, (uint32_t)tag, buf, cap, &gen);
 	if (rc)

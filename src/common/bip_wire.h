@@ -14,6 +14,10 @@
 
 #define BIP_WIRE_VERSION 2
 
+/* Largest small message, in bytes: one packet's payload at least, and the
+ * size of an entry of the receiver's small-message queue. */
+#define BIP_SMALL_MAX 4096
+
 /* Packet types: one list generates the enum and the names used in logs. */
 #define BIP_PKT_TYPES(X)                                                       \
 	X(SMALL)     /* a whole small message */                               \
@@ -31,6 +35,19 @@ enum bip_pkt_type {
 #undef BIP_PKT_ENUM
 	BIP_PKT_NTYPES
 };
+
+/* Name of a packet type, for logs. */
+static inline const char *bip_pkt_name(unsigned type)
+{
+	static const char *const names[] = {
+		[BIP_PKT_NONE] = "NONE",
+#define BIP_PKT_NAME(name) [BIP_PKT_##name] = #name,
+		BIP_PKT_TYPES(BIP_PKT_NAME)
+#undef BIP_PKT_NAME
+	};
+
+	return type < BIP_PKT_NTYPES ? names[type] : "INVALID";
+}
 
 /* Flags. */
 #define BIP_PKTF_BUSY 0x1    /* NACK: receiver had no buffer, back off */

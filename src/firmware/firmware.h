@@ -18,6 +18,7 @@
 #include <sys/uio.h>
 
 #include "bip_wire.h"
+#include "knob.h"
 
 struct bipfw;
 
@@ -56,21 +57,27 @@ struct bipfw_wire {
 	void (*wait)(void *ctx, unsigned timeout_us);
 };
 
+/* The NIC program's settings. Those marked "knob" are read from the
+ * environment by bipfw_knobs (declared beside the code that uses them);
+ * the caller sets the others. */
 struct bipfw_config {
 	int node, nnodes;
 	uint32_t job_key;
-	size_t packet_size;    /* payload bytes per packet */
-	unsigned small_queue;  /* small receive queue capacity */
-	unsigned send_slots;   /* outstanding sends */
-	unsigned long_tags;    /* long receive tags */
-	unsigned window;       /* packets in flight per peer */
-	unsigned ack_every;    /* ack at once after this many packets */
-	unsigned ack_delay_us; /* else ack after this delay */
-	unsigned retrans_us;   /* retransmission timeout (lossy wires) */
-	unsigned nack_backoff_us; /* first wait after a "busy" NACK */
-	unsigned liveness_ms;  /* how often idle peers are checked */
-	size_t dma_min;        /* long messages >= this use DMA (SIZE_MAX: never) */
+	size_t packet_size;    /* knob: payload bytes per packet */
+	unsigned small_queue;  /* knob: small receive queue capacity */
+	unsigned send_slots;   /* knob: outstanding sends */
+	unsigned long_tags;    /* knob: long receive tags */
+	unsigned window;       /* knob: packets in flight per peer */
+	unsigned ack_every;    /* knob: ack at once after this many packets */
+	unsigned ack_delay_us; /* knob: else ack after this delay */
+	unsigned retrans_us;   /* knob: retransmission timeout (lossy wires) */
+	unsigned nack_backoff_us; /* knob: first wait after a "busy" NACK */
+	unsigned liveness_ms;  /* knob: how often idle peers are checked */
+	size_t dma_min;        /* long messages >= this use DMA (SIZE_MAX:
+				* never); the wire's setting */
 };
+
+extern const struct bip_knob_table bipfw_knobs;
 
 int bipfw_create(const struct bipfw_config *cfg, const struct bipfw_wire *wire,
 		 void *wire_ctx, struct bipfw **fw_p);
@@ -174,11 +181,13 @@ struct bipfw_shm_params {
 	uint64_t job_key;
 	uint64_t secret;     /* the job's secret: names the segments */
 	size_t packet_size;  /* payload bytes per ring slot */
-	unsigned ring_slots; /* slots per inbound ring */
-	bool cma;            /* probe and allow cross-memory attach */
+	unsigned ring_slots; /* knob: slots per inbound ring */
+	size_t cma_min;      /* knob: long messages of at least this size go
+			      * by cross-memory attach (SIZE_MAX: never) */
 };
 
 extern const struct bipfw_wire bipfw_shm_wire;
+extern const struct bip_knob_table bipfw_shm_knobs;
 
 int bipfw_shm_open(const struct bipfw_shm_params *params,
 		   struct bipfw_shm **shm_p);
@@ -203,12 +212,15 @@ int bipfw_shm_attach(struct bipfw_shm *shm, int peer, int pid, void *seg,
 void *bipfw_shm_inbound(struct bipfw_shm *shm, int src, size_t *len_p);
 /* Tell peers we are gone, unmap, and unlink what is still linked. */
 void bipfw_shm_close(struct bipfw_shm *shm);
-/* Name of a node's segment in /dev/shm, without the leading '/' (for
- * launchers that clean up after a crash): "bip-UID-" and a keyed hash of
- * the node under the job's secret, which the name does not reveal. */
+/* Name of a node's segment in /dev/shm, without the leading '/':
+ * "bip-UID-" and a keyed hash of the node under the job's secret, which the
+ * name does not reveal. */
 #define BIPFW_SHM_NAME_MAX 48
 void bipfw_shm_name(char *buf, size_t len, uint64_t secret, uint64_t job_key,
 		    int node);
+/* Remove a node's segment that a crashed process left, if it is ours:
+ * 1 removed, 0 nothing to remove, or -BIP_ESYS (logged). */
+int bipfw_shm_remove(uint64_t secret, uint64_t job_key, int node);
 
 /* Can this process use cross-memory attach on a sibling process?
  * 0 if yes, else the negated errno of the refusal. */
@@ -224,8 +236,5 @@ uint64_t bipfw_siphash(const uint64_t key[2], const void *data, size_t len);
 uint32_t bipfw_csum(const void *buf, size_t len);
 void bipfw_hdr_seal(struct bip_pkt_hdr *hdr);
 bool bipfw_hdr_intact(const struct bip_pkt_hdr *hdr);
-
-/* Name of a packet type, for logs. */
-const char *bipfw_pkt_name(unsigned type);
 
 #endif

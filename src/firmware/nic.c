@@ -1,5 +1,5 @@
 /*
- * nic.c - the NIC program's life cycle and event loop: memory set-up, one
+ * nic.c - the NIC program's knobs, life cycle and event loop: memory set-up, one
  * step (receive, transmit, acks, timers, peer liveness), sleeping through
  * the wire's interrupt, and losing a peer.
  */
@@ -23,6 +23,49 @@ uint64_t bipfw_now_us(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
+
+#define U(field) BIP_KNOB_UINT(struct bipfw_config, field)
+
+static const struct bip_knob_def knobs[] = {
+	{ { "BIP_SMALL_QUEUE", "count", "256",
+	    "Capacity of the small-message receive queue, in messages." },
+	  BIP_KNOB_COUNT, 4, 65535, NULL, U(small_queue) },
+	{ { "BIP_SEND_SLOTS", "count", "64",
+	    "Outstanding sends (small ones until acknowledged, long ones "
+	    "until complete)." },
+	  BIP_KNOB_COUNT, 2, 4096, NULL, U(send_slots) },
+	{ { "BIP_LONG_TAGS", "count", "64",
+	    "Number of tags for long receives (tags 0..N-1)." },
+	  BIP_KNOB_COUNT, 1, 4096, NULL, U(long_tags) },
+	{ { "BIP_PACKET_SIZE", "size", "32k",
+	    "Payload bytes per packet: long messages are cut into packets of "
+	    "this size and pipelined; must be equal on every node." },
+	  BIP_KNOB_SIZE, 4096, 4u << 20, NULL,
+	  BIP_KNOB_SIZE_T(struct bipfw_config, packet_size) },
+	{ { "BIP_WINDOW", "power of two", "128",
+	    "Packets in flight per peer before acknowledgements are "
+	    "needed." },
+	  BIP_KNOB_POW2, 2, 32768, NULL, U(window) },
+	{ { "BIP_ACK_EVERY", "count", "16",
+	    "A receiver acknowledges at once after this many packets." },
+	  BIP_KNOB_COUNT, 1, 32768, NULL, U(ack_every) },
+	{ { "BIP_ACK_DELAY_US", "microseconds", "50",
+	    "Otherwise it acknowledges after this delay (acks also ride on "
+	    "every packet going back)." },
+	  BIP_KNOB_COUNT, 0, 1000000, NULL, U(ack_delay_us) },
+	{ { "BIP_RETRANS_US", "microseconds", "200000",
+	    "Retransmission timeout on lossy wires." },
+	  BIP_KNOB_COUNT, 100, 60000000, NULL, U(retrans_us) },
+	{ { "BIP_NACK_BACKOFF_US", "microseconds", "20",
+	    "First wait before resending to a receiver that had no buffer "
+	    "(doubles up to 2 ms)." },
+	  BIP_KNOB_COUNT, 1, 1000000, NULL, U(nack_backoff_us) },
+	{ { "BIP_LIVENESS_MS", "milliseconds", "100",
+	    "How often peers are checked for having died." },
+	  BIP_KNOB_COUNT, 1, 60000, NULL, U(liveness_ms) },
+};
+
+const struct bip_knob_table bipfw_knobs = BIP_KNOB_TABLE(knobs);
 
 /* A small message always fits in one packet; the window is a power of two
  * so that scoreboard slots (seq mod window) stay distinct across the
@@ -288,16 +331,4 @@ bool bipfw_peer_gone(const struct bipfw *fw, int peer)
 const struct bipfw_counters *bipfw_counters(const struct bipfw *fw)
 {
 	return &fw->cnt;
-}
-
-const char *bipfw_pkt_name(unsigned type)
-{
-	static const char *const names[] = {
-		[BIP_PKT_NONE] = "NONE",
-#define BIP_PKT_NAME(name) [BIP_PKT_##name] = #name,
-		BIP_PKT_TYPES(BIP_PKT_NAME)
-#undef BIP_PKT_NAME
-	};
-
-	return type < BIP_PKT_NTYPES ? names[type] : "INVALID";
 }

@@ -5,7 +5,7 @@
 #ifndef BIP_FIRMWARE_NIC_H
 #define BIP_FIRMWARE_NIC_H
 
-#include "bip.h"
+#include "bip_errno.h"
 #include "firmware.h"
 
 #define BIPFW_NONE 0xffffu /* end of an index-linked list */

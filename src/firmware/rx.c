@@ -51,8 +51,8 @@ static bool packet_valid(struct bipfw *fw, const struct bip_pkt_hdr *h,
 	return true;
 bad:
 	fw->cnt.dropped_bad++;
-	bip_dbg("dropped a malformed packet (type %u from %u, len %u)",
-		h->type, h->src, h->len);
+	bip_dbg("dropped a malformed packet (%s from %u, len %u)",
+		bip_pkt_name(h->type), h->src, h->len);
 	return false;
 }
 

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bip.h"
+#include "bip_errno.h"
 #include "bip_field.h"
 #include "firmware.h"
 #include "log.h"
@@ -98,6 +98,21 @@ struct shm_peer {
 	bool mapped;         /* seg is ours to unmap (not a test's memory) */
 };
 
+static const struct bip_knob_def knobs[] = {
+	{ { "BIP_SHM_RING_SLOTS", "count", "32",
+	    "Packets each shared-memory ring holds (one ring per peer)." },
+	  BIP_KNOB_COUNT, 2, 65536, NULL,
+	  BIP_KNOB_UINT(struct bipfw_shm_params, ring_slots) },
+	{ { "BIP_SHM_CMA_MIN", "size|never", "never",
+	    "Long messages of at least this size go by single-copy "
+	    "cross-memory attach instead of the two-copy rings (the rings "
+	    "measured faster at every size here)." },
+	  BIP_KNOB_SIZE, 0, SIZE_MAX, NULL,
+	  BIP_KNOB_SIZE_T(struct bipfw_shm_params, cma_min) },
+};
+
+const struct bip_knob_table bipfw_shm_knobs = BIP_KNOB_TABLE(knobs);
+
 struct bipfw_shm {
 	struct bipfw_shm_params p;
 	struct seg_hdr *self;
@@ -137,6 +152,25 @@ void bipfw_shm_name(char *buf, size_t len, uint64_t secret, uint64_t job_key,
 	memcpy(msg + 4, &n, sizeof(n));
 	snprintf(buf, len, "bip-%u-%016" PRIx64, (unsigned)geteuid(),
 		 bipfw_siphash(key, msg, sizeof(msg)));
+}
+
+int bipfw_shm_remove(uint64_t secret, uint64_t job_key, int node)
+{
+	char path[sizeof("/dev/shm/") + BIPFW_SHM_NAME_MAX] = "/dev/shm/";
+	const size_t dir = strlen(path);
+	struct stat st;
+
+	bipfw_shm_name(path + dir, sizeof(path) - dir, secret, job_key, node);
+	if (lstat(path, &st) < 0 || st.st_uid != geteuid())
+		return 0;
+	if (unlink(path) == 0) {
+		bip_info("removed leftover %s", path);
+		return 1;
+	}
+	if (errno == ENOENT)
+		return 0;
+	bip_warn("cannot remove %s: %s", path, strerror(errno));
+	return -BIP_ESYS;
 }
 
 /* "/" and the segment name of a node of our job. */
@@ -304,7 +338,7 @@ int bipfw_shm_open(const struct bipfw_shm_params *params,
 		shm->linked = false;
 	}
 	/* Siblings may only attach to us if we say so (Yama ptrace scope). */
-	if (params->cma)
+	if (params->cma_min != SIZE_MAX)
 		(void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	*shm_p = shm;
 	return 0;
@@ -427,7 +461,7 @@ int bipfw_shm_attach(struct bipfw_shm *shm, int peer, int pid, void *seg,
 	pp->slot_size = h.slot_size;
 	pp->out = ring_at(seg, peer, h.ring_size, shm->p.node);
 	pp->head = pp->tail_seen = atomic_load(&pp->out->tail);
-	pp->cma = shm->p.cma && cma_works(pp, h.self_addr);
+	pp->cma = shm->p.cma_min != SIZE_MAX && cma_works(pp, h.self_addr);
 	return 0;
 }
 

@@ -67,6 +67,17 @@ static void test_open_params(void)
 			(unsigned long long)s1, (unsigned long long)s2);
 		failures++;
 	}
+	/* A launcher removes what a job left: our own segment is linked
+	 * until the peer attaches, as if we had crashed before it did. */
+	EXPECT(bip_job_cleanup(0, 99, 2), -BIP_EINVAL);
+	EXPECT(bip_job_cleanup(s1, 99, 0), -BIP_EINVAL);
+	p = (struct bip_open_params){ .node = 0, .nnodes = 2, .job_key = 99,
+				      .secret = s1 };
+	EXPECT(bip_open(&p, &ep), 0);
+	EXPECT(bip_job_cleanup(s2, 99, 2), 0);
+	EXPECT(bip_job_cleanup(s1, 99, 2), 1);
+	EXPECT(bip_job_cleanup(s1, 99, 2), 0);
+	EXPECT(bip_close(ep), 0);
 	/* A malformed knob is refused with its name in the log. */
 	setenv("BIP_SMALL_QUEUE", "lots", 1);
 	p = (struct bip_open_params){ .node = 0, .nnodes = 1, .job_key = 99,

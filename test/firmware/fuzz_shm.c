@@ -25,7 +25,7 @@
 
 static const struct bipfw_shm_params params = {
 	.node = 0, .nnodes = 2, .job_key = KEY, .secret = SECRET,
-	.packet_size = PKT, .ring_slots = SLOTS,
+	.packet_size = PKT, .ring_slots = SLOTS, .cma_min = SIZE_MAX,
 };
 
 static struct bipfw_shm *shm;

@@ -1,5 +1,5 @@
-/* error.c - the text of every BIP error code. */
-#include "bip.h"
+/* errno.c - the text of every BIP error code. */
+#include "bip_errno.h"
 
 static const char *const messages[BIP_NERRORS] = {
 	[BIP_OK] = "success",

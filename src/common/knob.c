@@ -1,0 +1,124 @@
+/* knob.c - the one parser of BIP's tunables (see knob.h). */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bip_errno.h"
+#include "knob.h"
+#include "log.h"
+
+static int parse_size(const char *s, unsigned long long *v)
+{
+	char *end;
+	unsigned long long n;
+	unsigned shift = 0;
+
+	if (strcmp(s, "never") == 0) {
+		*v = SIZE_MAX;
+		return 0;
+	}
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	}
+	if (*end || (n << shift) >> shift != n)
+		return -1;
+	*v = n << shift;
+	return 0;
+}
+
+/* Parse one knob's text into v; 0 or -BIP_EINVAL with a reason. */
+static int parse_knob(const struct bip_knob_def *k, const char *text,
+		      unsigned long long *v, char *why, size_t len)
+{
+	char *end;
+
+	switch (k->kind) {
+	case BIP_KNOB_CHOICE:
+		for (unsigned i = 0; k->choices[i]; i++)
+			if (strcmp(text, k->choices[i]) == 0) {
+				*v = i;
+				return 0;
+			}
+		snprintf(why, len, "%s=%s: expected one of %s", k->d.name, text,
+			 k->d.type);
+		return -BIP_EINVAL;
+	case BIP_KNOB_SIZE:
+		if (parse_size(text, v)) {
+			snprintf(why, len,
+				 "%s=%s: expected a size (bytes, or with "
+				 "k/m/g)%s",
+				 k->d.name, text,
+				 k->max == SIZE_MAX ? " or never" : "");
+			return -BIP_EINVAL;
+		}
+		break;
+	case BIP_KNOB_COUNT:
+	case BIP_KNOB_POW2:
+		errno = 0;
+		*v = strtoull(text, &end, 10);
+		if (errno || end == text || *end || *text == '-') {
+			snprintf(why, len, "%s=%s: expected a whole number",
+				 k->d.name, text);
+			return -BIP_EINVAL;
+		}
+		if (k->kind == BIP_KNOB_POW2 && (*v & (*v - 1))) {
+			snprintf(why, len, "%s=%s: expected a power of two",
+				 k->d.name, text);
+			return -BIP_EINVAL;
+		}
+		break;
+	}
+	if (*v < k->min || *v > k->max) {
+		snprintf(why, len, "%s=%s: out of range [%llu, %llu]",
+			 k->d.name, text, k->min, k->max);
+		return -BIP_EINVAL;
+	}
+	return 0;
+}
+
+static const char *knob_text(const struct bip_knob_def *k)
+{
+	const char *v = getenv(k->d.name);
+
+	return v && *v ? v : k->d.def;
+}
+
+int bip_knob_def_check(const struct bip_knob_def *k, char *why, size_t len)
+{
+	unsigned long long v;
+
+	return parse_knob(k, knob_text(k), &v, why, len);
+}
+
+int bip_knob_table_load(const struct bip_knob_table *t, void *out)
+{
+	for (unsigned i = 0; i < t->n; i++) {
+		const struct bip_knob_def *k = &t->defs[i];
+		uint8_t *field = (uint8_t *)out + k->off;
+		unsigned long long v;
+		char why[256];
+
+		if (parse_knob(k, knob_text(k), &v, why, sizeof(why))) {
+			bip_err("invalid knob %s", why);
+			return -BIP_EINVAL;
+		}
+		if (k->kind == BIP_KNOB_SIZE) {
+			size_t s = (size_t)v;
+
+			memcpy(field, &s, sizeof(s));
+		} else {
+			unsigned u = (unsigned)v;
+
+			memcpy(field, &u, sizeof(u));
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,52 @@
+/*
+ * knob.h - tunables read from the environment, declared once in a table by
+ * the layer that reads them (libbip, the NIC program, each wire), and parsed
+ * by one parser (knob.c).
+ */
+#ifndef BIP_COMMON_KNOB_PRIV_H
+#define BIP_COMMON_KNOB_PRIV_H
+
+#include <stddef.h>
+
+#include "bip_knob.h"
+
+enum bip_knob_kind {
+	BIP_KNOB_COUNT,  /* whole number in [min, max] */
+	BIP_KNOB_POW2,   /* power of two in [min, max] */
+	BIP_KNOB_SIZE,   /* bytes, with k/m/g; "never" is SIZE_MAX */
+	BIP_KNOB_CHOICE, /* one of choices: its index */
+};
+
+/* A knob and where its value goes: a size_t for BIP_KNOB_SIZE, else an
+ * unsigned (the two macros below refuse to compile for a field of another
+ * type). */
+struct bip_knob_def {
+	struct bip_knob_desc d;
+	enum bip_knob_kind kind;
+	unsigned long long min, max;
+	const char *const *choices; /* BIP_KNOB_CHOICE: NULL-terminated */
+	size_t off;                 /* the field in the layer's struct */
+};
+
+#define BIP_KNOB_UINT(type, field)                                             \
+	_Generic(((type *)0)->field, unsigned: offsetof(type, field))
+#define BIP_KNOB_SIZE_T(type, field)                                           \
+	_Generic(((type *)0)->field, size_t: offsetof(type, field))
+
+/* A layer's knobs. */
+struct bip_knob_table {
+	const struct bip_knob_def *defs;
+	unsigned n;
+};
+
+#define BIP_KNOB_TABLE(defs) { (defs), sizeof(defs) / sizeof((defs)[0]) }
+
+/* Check the environment's value of one knob (its default if unset):
+ * 0, or -BIP_EINVAL with the reason in why. */
+int bip_knob_def_check(const struct bip_knob_def *k, char *why, size_t len);
+
+/* Read every knob of a table from the environment into the struct at out:
+ * 0, or -BIP_EINVAL (logged with the knob's name and the reason). */
+int bip_knob_table_load(const struct bip_knob_table *t, void *out);
+
+#endif
