@@ -1,12 +1,12 @@
 #!/bin/sh
 # The NIC program is built from its own files and src/common alone, never
 # from libbip's headers (bip.h): it must be able to move into a daemon or
-# the kernel. Every quoted include of src/firmware must name a file there
-# or in src/common.
+# the kernel. Every quoted include of src/firmware (and of its wire
+# classes in src/firmware/wire) must name a file there or in src/common.
 : "${top_srcdir:?run through make check}"
 s=$top_srcdir/src
 bad=0 n=0
-for f in "$s"/firmware/*.c "$s"/firmware/*.h; do
+for f in "$s"/firmware/*.[ch] "$s"/firmware/wire/*.[ch]; do
 	for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
 		n=$((n + 1))
 		[ -f "$s/firmware/$inc" ] || [ -f "$s/common/$inc" ] && continue

@@ -1,5 +1,5 @@
 /*
- * wire_shm.c - the shm wire: links between processes of one host made of
+ * wire/shm.c - the shm wire: links between processes of one host made of
  * single-producer/single-consumer packet rings in shared memory, a futex
  * doorbell as the NIC's interrupt, and cross-memory attach as the DMA engine.
  */
