@@ -21,8 +21,9 @@ b=$top_builddir/fuzz
 CC=${FUZZ_CC:-clang}
 fw="$s/firmware/checksum.c $s/firmware/reliable.c $s/firmware/hostif.c
 	$s/firmware/rx.c $s/firmware/tx.c $s/firmware/nic.c
-	$s/firmware/siphash.c $s/firmware/wire/shm.c $s/common/log.c
-	$s/common/errno.c $s/common/knob.c"
+	$s/firmware/ports.c $s/firmware/siphash.c $s/firmware/wire/shm.c
+	$s/firmware/wire/udp.c $s/common/log.c $s/common/errno.c
+	$s/common/knob.c"
 bip="$s/bip/endpoint.c $s/bip/knobs.c $s/bip/msg.c $s/bip/init.c
 	$s/bip/pmi.c $s/bip/pmi_line.c $s/bip/jobkey.c"
 CPPFLAGS="-I$s/bip -I$s/firmware -I$s/common -I$s/netmod"

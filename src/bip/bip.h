@@ -56,6 +56,9 @@ struct bip_open_params {
 	uint64_t secret;  /* the job's secret, the same non-zero value on every
 			   * node (bip_secret_new): it names the job's
 			   * resources, which no other user can then predict */
+	int host;         /* the host this node runs on, 0..nhosts-1, as the
+			   * launcher placed it (PMI's process mapping) */
+	int nhosts;       /* hosts in the job; 0 or 1: all on this host */
 };
 
 /* --- set-up ------------------------------------------------------------ */
@@ -209,6 +212,7 @@ struct bip_counters {
 	uint64_t dropped_dup;     /* duplicates and out-of-sequence packets */
 	uint64_t cma_transfers;
 	uint64_t peers_lost;      /* peers that died or closed */
+	uint64_t faults_injected; /* packets dropped or doubled by BIP_FAULT_* */
 };
 int bip_get_counters(const bip_ep_t *ep, struct bip_counters *c);
 
@@ -229,9 +233,24 @@ const struct bip_knob_desc *bip_knob(unsigned i);
  * 0, or -BIP_EINVAL with the reason written to why (if not NULL). */
 int bip_knob_check(unsigned i, char *why, size_t len);
 
-/* 0 if cross-memory attach (single-copy long messages) works here,
- * else the negated errno of the refusal. */
-int bip_cma_probe(void);
+/* --- wires ---------------------------------------------------------------- */
+
+/* A wire BIP is built with. */
+struct bip_wire_desc {
+	const char *name;  /* "shm", ... */
+	const char *scope; /* "this host" or "any host" */
+	int lossy;         /* 1 if it may lose packets (BIP then retransmits) */
+	int usable;        /* 0 if it works here, else a negative code */
+	char state[160];   /* what it can do here, or why it cannot */
+};
+
+/* The i-th wire, 0 (filled in) or -BIP_ENODE past the last. */
+int bip_wire_info(unsigned i, struct bip_wire_desc *d);
+
+/* The wire that carries node's traffic and why it was chosen: 0, or
+ * -BIP_ESTATE if node is not connected. */
+int bip_peer_wire(const bip_ep_t *ep, int node, const char **name,
+		  const char **why);
 
 #ifdef __cplusplus
 }

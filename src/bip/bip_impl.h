@@ -13,8 +13,8 @@ struct bip_pmi;
 struct bip_ep {
 	int node, nnodes;
 	uint64_t job_key;
+	int host, nhosts;
 	struct bip_knobs k;
-	struct bipfw_shm *shm;
 	struct bipfw *fw;
 	bool *connected;
 	struct bip_pmi *pmi; /* set when bootstrapped by bip_init */

@@ -1,7 +1,8 @@
 /*
- * bip_info.c - what BIP would do on this machine: version, wires and which
- * is chosen, cross-memory attach, limits, and every knob with its default,
- * current value and description (printed from libbip's knob table).
+ * bip_info.c - what BIP would do on this machine: version, every wire with
+ * its reach and state, limits, and every knob with its default, current
+ * value and description (printed from libbip's knob tables). With -p, under
+ * a launcher: the wire each peer of the job is reached by, and why.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,27 +11,53 @@
 #include "bip.h"
 #include "bip_wire.h"
 
+static void print_wires(void)
+{
+	struct bip_wire_desc d;
+
+	printf("wires (BIP_WIRE=auto takes the first that reaches a peer):\n");
+	for (unsigned i = 0; bip_wire_info(i, &d) == 0; i++)
+		printf("  %-5s reaches %s, %s: %s%s\n", d.name, d.scope,
+		       d.lossy ? "lossy (BIP retransmits)" : "lossless",
+		       d.usable ? "UNUSABLE: " : "", d.state);
+}
+
+/* Under a launcher: join the job and print the wire to every peer. */
+static int print_peers(void)
+{
+	bip_ep_t *ep;
+	int rc = bip_init(&ep);
+
+	if (rc) {
+		fprintf(stderr, "bip_info -p: %s (run it under mpiexec or "
+			"bip_run)\n", bip_strerror(rc));
+		return 1;
+	}
+	for (int n = 0; n < bip_nnodes(ep); n++) {
+		const char *wire, *why;
+
+		if (n != bip_node(ep) && !bip_peer_wire(ep, n, &wire, &why))
+			printf("node %d -> node %d: %s (%s)\n", bip_node(ep),
+			       n, wire, why);
+	}
+	rc = bip_close(ep);
+	return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const struct bip_knob_desc *k;
-	int cma = bip_cma_probe(), bad = 0;
+	int bad = 0;
 
+	if (argc == 2 && strcmp(argv[1], "-p") == 0)
+		return print_peers();
 	if (argc > 1) {
-		fprintf(stderr, "usage: %s\n", argv[0]);
+		fprintf(stderr, "usage: %s [-p]\n", argv[0]);
 		return strcmp(argv[1], "-h") == 0 ? 0 : 2;
 	}
 	printf("BIP version:       %s (wire protocol %d)\n", BIP_VERSION_STRING,
 	       BIP_WIRE_VERSION);
-	printf("wires:             shm (processes of one host): available, "
-	       "chosen for peers on this host\n");
-	printf("                   udp, eth: not built yet; peers on other "
-	       "hosts are refused (BIP_EWIRE)\n");
-	if (cma == 0)
-		printf("cross-memory attach: available\n");
-	else
-		printf("cross-memory attach: unavailable (%s); long messages "
-		       "use the rings\n",
-		       strerror(-cma));
+	print_wires();
 	printf("small messages:    at most %d bytes (BIP_SMALL_MAX)\n",
 	       BIP_SMALL_MAX);
 	printf("business card:     at most %d bytes\n", BIP_CARD_MAX);

@@ -1,5 +1,5 @@
 /*
- * endpoint.c - opening an endpoint (knobs, the shm wire, the NIC program),
+ * endpoint.c - opening an endpoint (knobs, the NIC program and its wires),
  * exchanging business cards, connecting peers, and closing.
  */
 #include <stdio.h>
@@ -11,11 +11,12 @@
 #include "log.h"
 #include "pmi.h"
 
-/* A card: "bip2;" the settings every node must share, then the wire card.
- * A mismatch is refused at connect time, naming the knob and both values,
- * rather than discovered as dropped packets or a receiver that runs out
- * of room for a peer's announcements (sized from BIP_SEND_SLOTS). */
-#define CARD_VERSION "bip2"
+/* A card: "bip3;" the settings every node must share, the node's host, then
+ * the card of every wire it opened ("name,..." separated by ';'). A
+ * mismatch of settings is refused at connect time, naming the knob and both
+ * values, rather than discovered as dropped packets or a receiver that runs
+ * out of room for a peer's announcements (sized from BIP_SEND_SLOTS). */
+#define CARD_VERSION "bip3"
 
 /* The shared settings, in card order. */
 static void card_shared(const bip_ep_t *ep, uint64_t v[3])
@@ -30,7 +31,7 @@ static const char *const card_knobs[3] = { "BIP_PACKET_SIZE", "BIP_LONG_TAGS",
 
 int bip_open(const struct bip_open_params *params, bip_ep_t **ep_p)
 {
-	struct bipfw_shm_params sp;
+	struct bipfw_wire_params wp;
 	struct bipfw_config fc;
 	bip_ep_t *ep;
 	int rc;
@@ -45,12 +46,21 @@ int bip_open(const struct bip_open_params *params, bip_ep_t **ep_p)
 			"non-zero one: see bip_secret_new)");
 		return -BIP_EINVAL;
 	}
+	if (params->nhosts < 0 || params->nhosts > params->nnodes ||
+	    params->host < 0 ||
+	    params->host >= (params->nhosts > 1 ? params->nhosts : 1)) {
+		bip_err("bip_open: host %d of %d is not a host of the job",
+			params->host, params->nhosts);
+		return -BIP_EINVAL;
+	}
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -BIP_ENOMEM;
 	ep->node = params->node;
 	ep->nnodes = params->nnodes;
 	ep->job_key = params->job_key;
+	ep->host = params->host;
+	ep->nhosts = params->nhosts > 1 ? params->nhosts : 1;
 	bip_log_set_node(ep->node);
 	rc = bip_knobs_load(&ep->k);
 	if (rc)
@@ -61,21 +71,23 @@ int bip_open(const struct bip_open_params *params, bip_ep_t **ep_p)
 		goto fail;
 	}
 
-	sp = ep->k.shm;
-	sp.node = ep->node;
-	sp.nnodes = ep->nnodes;
-	sp.job_key = ep->job_key;
-	sp.secret = params->secret;
-	sp.packet_size = ep->k.fw.packet_size;
-	rc = bipfw_shm_open(&sp, &ep->shm);
-	if (rc)
-		goto fail;
 	fc = ep->k.fw;
 	fc.node = ep->node;
 	fc.nnodes = ep->nnodes;
 	fc.job_key = (uint32_t)ep->job_key;
-	fc.dma_min = sp.cma_min;
-	rc = bipfw_create(&fc, &bipfw_shm_wire, ep->shm, &ep->fw);
+	rc = bipfw_create(&fc, &ep->fw);
+	if (rc)
+		goto fail;
+	wp = (struct bipfw_wire_params){
+		.node = ep->node,
+		.nnodes = ep->nnodes,
+		.host = ep->host,
+		.nhosts = ep->nhosts,
+		.job_key = ep->job_key,
+		.secret = params->secret,
+		.packet_size = ep->k.fw.packet_size,
+	};
+	rc = bipfw_wires_open(ep->fw, &wp);
 	if (rc)
 		goto fail;
 	*ep_p = ep;
@@ -93,26 +105,28 @@ int bip_card(bip_ep_t *ep, char *buf, size_t len)
 	if (!ep || !buf)
 		return -BIP_EINVAL;
 	card_shared(ep, v);
-	pre = snprintf(buf, len, CARD_VERSION ";%llu;%llu;%llu;",
+	pre = snprintf(buf, len, CARD_VERSION ";%llu;%llu;%llu;%d;",
 		       (unsigned long long)v[0], (unsigned long long)v[1],
-		       (unsigned long long)v[2]);
+		       (unsigned long long)v[2], ep->host);
 	if (pre < 0 || (size_t)pre >= len)
 		return -BIP_ETOOLONG;
-	return bipfw_shm_card(ep->shm, buf + pre, len - (size_t)pre);
+	return bipfw_cards(ep->fw, buf + pre, len - (size_t)pre);
 }
 
-/* Check the shared settings of a card; returns where the wire part starts. */
+/* Check the shared settings of a card and read the node's host; returns
+ * where the wire cards start. */
 static const char *card_settings(const bip_ep_t *ep, int node,
-				 const char *card)
+				 const char *card, int *host_p)
 {
 	const char *p = card;
-	uint64_t mine[3], theirs[3];
+	uint64_t mine[3], theirs[3], host = 0;
 	bool same = true;
 
 	bool ok = bip_field_lit(&p, ';', CARD_VERSION);
 
 	for (int i = 0; ok && i < 3; i++)
 		ok = bip_field_uint(&p, ';', 10, UINT64_MAX, &theirs[i]);
+	ok = ok && bip_field_uint(&p, ';', 10, (uint64_t)ep->nhosts - 1, &host);
 	if (!ok) {
 		bip_err("card for node %d is not a BIP card: \"%.40s\"", node,
 			card);
@@ -128,13 +142,14 @@ static const char *card_settings(const bip_ep_t *ep, int node,
 				(unsigned long long)mine[i]);
 			same = false;
 		}
+	*host_p = (int)host;
 	return same ? p : NULL;
 }
 
 int bip_connect(bip_ep_t *ep, int node, const char *card)
 {
-	const char *wire;
-	int rc;
+	const char *wires;
+	int rc, host;
 
 	if (!ep || !card)
 		return -BIP_EINVAL;
@@ -142,15 +157,11 @@ int bip_connect(bip_ep_t *ep, int node, const char *card)
 		return -BIP_ENODE;
 	if (ep->connected[node])
 		return -BIP_ESTATE;
-	wire = card_settings(ep, node, card);
-	if (!wire)
+	wires = card_settings(ep, node, card, &host);
+	if (!wires)
 		return -BIP_ECARD;
-	rc = bipfw_shm_connect(ep->shm, node, wire);
-	if (rc == -BIP_EWIRE)
-		bip_err("node %d is on another host; only the shm wire exists "
-			"so far",
-			node);
-	else if (rc == -BIP_ECARD)
+	rc = bipfw_connect(ep->fw, node, wires, host == ep->host);
+	if (rc == -BIP_ECARD)
 		bip_err("malformed card for node %d: \"%.60s\"", node, card);
 	if (rc)
 		return rc;
@@ -196,7 +207,6 @@ int bip_close(bip_ep_t *ep)
 		bipfw_announce_close(ep->fw);
 		bipfw_destroy(ep->fw);
 	}
-	bipfw_shm_close(ep->shm);
 	bip_pmi_close(ep->pmi);
 	free(ep->connected);
 	free(ep);
@@ -272,7 +282,40 @@ int bip_peer_gone(const bip_ep_t *ep, int node)
 	return bipfw_peer_gone(ep->fw, node);
 }
 
-int bip_cma_probe(void)
+int bip_wire_info(unsigned i, struct bip_wire_desc *d)
 {
-	return bipfw_cma_probe();
+	const struct bipfw_wire_class *cls;
+
+	if (!d)
+		return -BIP_EINVAL;
+	for (unsigned k = 0; k <= i; k++)
+		if (!bipfw_wire_classes[k])
+			return -BIP_ENODE;
+	cls = bipfw_wire_classes[i];
+	*d = (struct bip_wire_desc){
+		.name = cls->name,
+		.scope = cls->scope == BIPFW_SCOPE_HOST ? "this host"
+							: "any host",
+		.lossy = !!(cls->flags & BIPFW_WIRE_LOSSY),
+	};
+	snprintf(d->state, sizeof(d->state), "works");
+	if (cls->probe)
+		d->usable = cls->probe(d->state, sizeof(d->state));
+	return 0;
+}
+
+int bip_peer_wire(const bip_ep_t *ep, int node, const char **name,
+		  const char **why)
+{
+	const char *n;
+
+	if (!ep || !name)
+		return -BIP_EINVAL;
+	if (node < 0 || node >= ep->nnodes || node == ep->node)
+		return -BIP_ENODE;
+	n = bipfw_port_name(ep->fw, node, why);
+	if (!n)
+		return -BIP_ESTATE;
+	*name = n;
+	return 0;
 }

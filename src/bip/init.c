@@ -1,7 +1,8 @@
 /*
  * init.c - bip_init(): bootstrap a BIP job from the PMI-1 environment that
- * Hydra's mpiexec and bip_run provide: open, publish the card, fetch every
- * peer's card, connect, and synchronise so every segment is unlinked.
+ * Hydra's mpiexec and bip_run provide: the job's secret and host map, open,
+ * publish the card, fetch every peer's card, connect, and synchronise so
+ * every segment is unlinked.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include "bip_impl.h"
 #include "log.h"
 #include "pmi.h"
+#include "pmi_line.h"
 
 static int exchange_cards(bip_ep_t *ep, struct bip_pmi *pmi)
 {
@@ -68,6 +70,30 @@ static int job_secret(struct bip_pmi *pmi, uint64_t *secret_p)
 	return 0;
 }
 
+/* Where the launcher placed this node: locality comes from its host map,
+ * never from host names (containers and namespaces share those). Without
+ * a map, every node is taken to be on this host. */
+static int job_hosts(struct bip_pmi *pmi, struct bip_open_params *params)
+{
+	char map[1024];
+	int rc = bip_pmi_get_opt(pmi, "PMI_process_mapping", map, sizeof(map));
+
+	if (rc == -BIP_EAGAIN) {
+		bip_info("PMI gives no process mapping: every node is taken "
+			 "to be on this host");
+		params->nhosts = 1;
+		return 0;
+	}
+	if (rc)
+		return rc;
+	if (bip_pmi_map_host(map, params->node, params->nnodes, &params->host,
+			     &params->nhosts)) {
+		bip_err("PMI: malformed process mapping \"%.80s\"", map);
+		return -BIP_EBOOT;
+	}
+	return 0;
+}
+
 int bip_init(bip_ep_t **ep_p)
 {
 	struct bip_open_params params;
@@ -87,6 +113,8 @@ int bip_init(bip_ep_t **ep_p)
 		.job_key = bip_job_key(bip_pmi_kvsname(pmi)),
 	};
 	rc = job_secret(pmi, &params.secret);
+	if (!rc)
+		rc = job_hosts(pmi, &params);
 	if (!rc)
 		rc = bip_open(&params, &ep);
 	if (rc) {

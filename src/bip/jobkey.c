@@ -51,17 +51,7 @@ int bip_secret_new(uint64_t *secret_p)
 
 int bip_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes)
 {
-	int removed = 0, err = 0;
-
 	if (!secret || nnodes < 1)
 		return -BIP_EINVAL;
-	for (int node = 0; node < nnodes; node++) {
-		int rc = bipfw_shm_remove(secret, job_key, node);
-
-		if (rc < 0)
-			err = rc;
-		else
-			removed += rc;
-	}
-	return err ? err : removed;
+	return bipfw_job_cleanup(secret, job_key, nnodes);
 }

@@ -36,23 +36,42 @@ static const struct bip_knob_def own_knobs[] = {
 
 static const struct bip_knob_table own = BIP_KNOB_TABLE(own_knobs);
 
-/* Every table, and where in struct bip_knobs its values go. */
-static const struct {
-	const struct bip_knob_table *t;
-	size_t off;
-} tables[] = {
-	{ &own, 0 },
-	{ &bipfw_knobs, offsetof(struct bip_knobs, fw) },
-	{ &bipfw_shm_knobs, offsetof(struct bip_knobs, shm) },
-};
+/* Every table: libbip's own and the NIC program's are loaded into struct
+ * bip_knobs; the others (BIP_WIRE, then each wire class's) are read by
+ * their owners when they open, and only checked here. */
+#define NOT_LOADED SIZE_MAX
 
-#define NTABLES (sizeof(tables) / sizeof(tables[0]))
+static const struct bip_knob_table *table_at(unsigned t, size_t *off)
+{
+	static const struct {
+		const struct bip_knob_table *t;
+		size_t off;
+	} loaded[] = {
+		{ &own, 0 },
+		{ &bipfw_knobs, offsetof(struct bip_knobs, fw) },
+		{ &bipfw_port_knobs, NOT_LOADED },
+	};
+	const unsigned nloaded = sizeof(loaded) / sizeof(loaded[0]);
+
+	if (t < nloaded) {
+		*off = loaded[t].off;
+		return loaded[t].t;
+	}
+	*off = NOT_LOADED;
+	for (unsigned i = 0; bipfw_wire_classes[i]; i++)
+		if (bipfw_wire_classes[i]->knobs && t-- == nloaded)
+			return bipfw_wire_classes[i]->knobs;
+	return NULL;
+}
 
 static const struct bip_knob_def *knob_at(unsigned i)
 {
-	for (unsigned t = 0; t < NTABLES; i -= tables[t].t->n, t++)
-		if (i < tables[t].t->n)
-			return &tables[t].t->defs[i];
+	const struct bip_knob_table *t;
+	size_t off;
+
+	for (unsigned n = 0; (t = table_at(n, &off)); i -= t->n, n++)
+		if (i < t->n)
+			return &t->defs[i];
 	return NULL;
 }
 
@@ -75,10 +94,13 @@ int bip_knob_check(unsigned i, char *why, size_t len)
 
 int bip_knobs_load(struct bip_knobs *k)
 {
+	const struct bip_knob_table *t;
+	size_t off;
+
 	memset(k, 0, sizeof(*k));
-	for (unsigned t = 0; t < NTABLES; t++) {
-		int rc = bip_knob_table_load(tables[t].t,
-					     (uint8_t *)k + tables[t].off);
+	for (unsigned n = 0; (t = table_at(n, &off)); n++) {
+		int rc = bip_knob_table_load(
+			t, off == NOT_LOADED ? NULL : (uint8_t *)k + off);
 
 		if (rc)
 			return rc;

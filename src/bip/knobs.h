@@ -1,5 +1,5 @@
 /* knobs.h - the values of BIP's tunables, read once at bip_open(): libbip's
- * own, the NIC program's and the shm wire's, each declared by its layer. */
+ * own and the NIC program's; each wire class reads its own when opened. */
 #ifndef BIP_KNOBS_H
 #define BIP_KNOBS_H
 
@@ -13,12 +13,11 @@ struct bip_knobs {
 	unsigned spin_us;
 	unsigned yield_us;
 	unsigned close_timeout_ms;
-	struct bipfw_config fw;      /* its knob fields */
-	struct bipfw_shm_params shm; /* its knob fields */
+	struct bipfw_config fw; /* its knob fields */
 };
 
-/* Parse every knob from the environment; -BIP_EINVAL (logged) if one is
- * malformed or out of range. */
+/* Parse libbip's and the NIC program's knobs from the environment, and check
+ * every wire's: -BIP_EINVAL (logged) if one is malformed or out of range. */
 int bip_knobs_load(struct bip_knobs *k);
 
 #endif

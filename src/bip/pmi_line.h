@@ -1,6 +1,7 @@
 /*
- * pmi_line.h - one line of the PMI-1 wire protocol ("cmd=NAME k=v k=v"),
- * split into key/value pairs: shared by the PMI client and bip_run's server.
+ * pmi_line.h - PMI-1 text: one line of the wire protocol ("cmd=NAME k=v
+ * k=v") split into key/value pairs, shared by the PMI client and bip_run's
+ * server; and the launcher's process mapping.
  */
 #ifndef BIP_PMI_LINE_H
 #define BIP_PMI_LINE_H
@@ -17,5 +18,13 @@ struct bip_pmi_line {
 int bip_pmi_line_parse(char *line, struct bip_pmi_line *m);
 /* The value of key (after cmd), or NULL. */
 const char *bip_pmi_line_find(const struct bip_pmi_line *m, const char *key);
+
+/* The launcher's process mapping (PMI_process_mapping), as Hydra and
+ * bip_run write it: "(vector,(START,COUNT,PPN),...)", COUNT hosts from
+ * START with PPN consecutive ranks each. Sets rank's host and the number of
+ * hosts; 0, or -1 if the text is malformed or places ranks beyond size. */
+#define BIP_PMI_MAP_BLOCKS 64
+int bip_pmi_map_host(const char *map, int rank, int size, int *host,
+		     int *nhosts);
 
 #endif

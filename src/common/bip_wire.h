@@ -99,4 +99,21 @@ _Static_assert(offsetof(struct bip_pkt_hdr, inline_data) == 24 &&
 
 #define BIP_PKT_INLINE_MAX 24
 
+/*
+ * The outer header a network wire (udp, eth) puts before every packet. The
+ * job key is a filter, not a guard; the tag is: a keyed hash of the job's
+ * random secret, which only the job's processes know. A packet whose tag is
+ * not the job's (another job, an earlier run of this one) is dropped before
+ * its header is read.
+ */
+#define BIP_OUTER_MAGIC 0x314e5042u /* "BPN1" */
+
+struct bip_outer_hdr {
+	uint32_t magic;    /* 0: BIP_OUTER_MAGIC */
+	uint32_t reserved; /* 4: 0 */
+	uint64_t tag;      /* 8: the job's network tag */
+};
+
+_Static_assert(sizeof(struct bip_outer_hdr) == 16, "outer header is 16 bytes");
+
 #endif

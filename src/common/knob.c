@@ -41,6 +41,18 @@ static int parse_knob(const struct bip_knob_def *k, const char *text,
 	char *end;
 
 	switch (k->kind) {
+	case BIP_KNOB_TEXT:
+		*v = strlen(text);
+		if (*v >= k->max ||
+		    strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				 "0123456789._:/,-") != *v) {
+			snprintf(why, len,
+				 "%s=%.64s: expected a %s of fewer than %llu "
+				 "characters of [A-Za-z0-9._:/,-]",
+				 k->d.name, text, k->d.type, k->max);
+			return -BIP_EINVAL;
+		}
+		return 0;
 	case BIP_KNOB_CHOICE:
 		for (unsigned i = 0; k->choices[i]; i++)
 			if (strcmp(text, k->choices[i]) == 0) {
@@ -102,15 +114,20 @@ int bip_knob_table_load(const struct bip_knob_table *t, void *out)
 {
 	for (unsigned i = 0; i < t->n; i++) {
 		const struct bip_knob_def *k = &t->defs[i];
-		uint8_t *field = (uint8_t *)out + k->off;
 		unsigned long long v;
+		uint8_t *field;
 		char why[256];
 
 		if (parse_knob(k, knob_text(k), &v, why, sizeof(why))) {
 			bip_err("invalid knob %s", why);
 			return -BIP_EINVAL;
 		}
-		if (k->kind == BIP_KNOB_SIZE) {
+		if (!out)
+			continue;
+		field = (uint8_t *)out + k->off;
+		if (k->kind == BIP_KNOB_TEXT) {
+			memcpy(field, knob_text(k), v + 1);
+		} else if (k->kind == BIP_KNOB_SIZE) {
 			size_t s = (size_t)v;
 
 			memcpy(field, &s, sizeof(s));

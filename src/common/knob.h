@@ -15,11 +15,12 @@ enum bip_knob_kind {
 	BIP_KNOB_POW2,   /* power of two in [min, max] */
 	BIP_KNOB_SIZE,   /* bytes, with k/m/g; "never" is SIZE_MAX */
 	BIP_KNOB_CHOICE, /* one of choices: its index */
+	BIP_KNOB_TEXT,   /* a word of [A-Za-z0-9._:/,-], shorter than max */
 };
 
-/* A knob and where its value goes: a size_t for BIP_KNOB_SIZE, else an
- * unsigned (the two macros below refuse to compile for a field of another
- * type). */
+/* A knob and where its value goes: a size_t for BIP_KNOB_SIZE, a char
+ * array of max bytes for BIP_KNOB_TEXT, else an unsigned (the macros below
+ * refuse to compile for a field of another type). */
 struct bip_knob_def {
 	struct bip_knob_desc d;
 	enum bip_knob_kind kind;
@@ -32,6 +33,9 @@ struct bip_knob_def {
 	_Generic(((type *)0)->field, unsigned: offsetof(type, field))
 #define BIP_KNOB_SIZE_T(type, field)                                           \
 	_Generic(((type *)0)->field, size_t: offsetof(type, field))
+#define BIP_KNOB_CHARS(type, field)                                            \
+	_Generic(&((type *)0)->field,                                          \
+		 char(*)[sizeof(((type *)0)->field)]: offsetof(type, field))
 
 /* A layer's knobs. */
 struct bip_knob_table {
@@ -45,8 +49,9 @@ struct bip_knob_table {
  * 0, or -BIP_EINVAL with the reason in why. */
 int bip_knob_def_check(const struct bip_knob_def *k, char *why, size_t len);
 
-/* Read every knob of a table from the environment into the struct at out:
- * 0, or -BIP_EINVAL (logged with the knob's name and the reason). */
+/* Read every knob of a table from the environment into the struct at out
+ * (NULL: only check them): 0, or -BIP_EINVAL (logged with the knob's name
+ * and the reason). */
 int bip_knob_table_load(const struct bip_knob_table *t, void *out);
 
 #endif

@@ -11,7 +11,6 @@
 #ifndef BIP_FIRMWARE_H
 #define BIP_FIRMWARE_H
 
-#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,25 +28,82 @@ enum bipfw_peer_state {
 	BIPFW_PEER_GONE,   /* its process died */
 };
 
-/* Wire capabilities. */
+/* --- counters ----------------------------------------------------------- */
+
+#define BIPFW_COUNTERS(X)                                                      \
+	X(small_sent) X(small_received) X(long_sent) X(long_received)         \
+	X(packets_sent) X(packets_received) X(acks_sent) X(nacks_sent)        \
+	X(nacks_received) X(retransmits) X(small_overflows)                   \
+	X(dropped_foreign) X(dropped_bad) X(dropped_dup) X(cma_transfers)     \
+	X(peers_lost) X(faults_injected)
+
+struct bipfw_counters {
+#define BIPFW_COUNTER_FIELD(name) uint64_t name;
+	BIPFW_COUNTERS(BIPFW_COUNTER_FIELD)
+#undef BIPFW_COUNTER_FIELD
+};
+
+/* --- wires: the link and DMA engine under the NIC program ------------- */
+
+/* What every wire class is opened with. */
+struct bipfw_wire_params {
+	int node, nnodes;
+	int host, nhosts;   /* this node's host among the job's nhosts */
+	uint64_t job_key;
+	uint64_t secret;    /* the job's secret: names and guards its traffic */
+	size_t packet_size; /* payload bytes per packet (agreed by all) */
+	struct bipfw_counters *cnt; /* where the wire counts what it drops */
+};
+
+/* Where a wire reaches. */
+enum bipfw_wire_scope {
+	BIPFW_SCOPE_HOST,    /* processes of this host */
+	BIPFW_SCOPE_NETWORK, /* processes of any host */
+};
+
 #define BIPFW_WIRE_LOSSY 0x1 /* may lose, corrupt, duplicate or reorder */
 
 /*
- * A wire: the link and DMA engine under the NIC program. All functions
- * return 0 or a negative BIP_E* code; -BIP_EAGAIN means "link full, retry".
+ * A wire class: one per kind of link (src/firmware/wire/<name>.c). The NIC
+ * program keeps a (class, context) port per peer and never names a class.
+ * Functions return 0 or a negative BIP_E* code.
+ *
+ * Sending is reserve/commit: reserve gives room for a header and len payload
+ * bytes on the link toward a peer (NULL: the link is full, retry later), the
+ * NIC program writes the packet there, commit puts it on the link. Receiving
+ * is peek/release: peek shows the next packet in place (-BIP_EAGAIN: none)
+ * and how many payload bytes follow its header, release gives its room
+ * back. What peek shows may be written by another
+ * process: the NIC program copies the header before it trusts it.
  */
-struct bipfw_wire {
-	const char *name;
-	unsigned flags;
-	/* Link transmit: copy the header and payload onto the link. */
-	int (*tx)(void *ctx, int peer, const struct bip_pkt_hdr *hdr,
-		  const void *payload, size_t len);
-	/* Link receive: the next packet, in place, until rx_done(). */
-	int (*rx)(void *ctx, const struct bip_pkt_hdr **hdr,
-		  const void **payload);
-	void (*rx_done)(void *ctx);
+struct bipfw_wire_class {
+	const char *name; /* its cards read "name,..." */
+	unsigned flags;   /* BIPFW_WIRE_* */
+	enum bipfw_wire_scope scope;
+	const struct bip_knob_table *knobs; /* read by open */
+
+	int (*open)(const struct bipfw_wire_params *p, void **ctx_p);
+	void (*close)(void *ctx);
+	/* This process's address on the wire, "name,...". */
+	int (*card)(void *ctx, char *buf, size_t len);
+	/* Reach a peer through its card: -BIP_ECARD if malformed, -BIP_EWIRE
+	 * if this wire cannot reach it. */
+	int (*connect)(void *ctx, int peer, const char *card);
+	/* Largest payload of a long message's packet (say, what fits the
+	 * MTU); NULL: the packet size. Small messages always go whole. */
+	size_t (*chunk)(void *ctx);
+
+	struct bip_pkt_hdr *(*reserve)(void *ctx, int peer, size_t len);
+	void (*commit)(void *ctx, int peer, struct bip_pkt_hdr *pkt,
+		       size_t len);
+	/* Push out what commit batched; NULL if commit sends at once. */
+	void (*flush)(void *ctx);
+	int (*peek)(void *ctx, const struct bip_pkt_hdr **hdr,
+		    const void **payload, size_t *avail);
+	void (*release)(void *ctx);
+
 	/* DMA: write len bytes at addr in the peer's memory; NULL if absent.
-	 * Returns -BIP_EAGAIN when denied (the caller falls back to packets). */
+	 * -BIP_EAGAIN when denied (the caller falls back to packets). */
 	int (*dma_write)(void *ctx, int peer, uint64_t addr, const void *src,
 			 size_t len);
 	/* The peer as the wire sees it: enum bipfw_peer_state. */
@@ -55,6 +111,18 @@ struct bipfw_wire {
 	/* The NIC's interrupt: sleep until a packet may have arrived, at most
 	 * timeout_us. */
 	void (*wait)(void *ctx, unsigned timeout_us);
+	/* The same when several wires are open: arm the interrupt and return
+	 * a file descriptor that polls readable when a packet may have
+	 * arrived, or -BIP_EAGAIN if one is there already; wait_end disarms
+	 * it. */
+	int (*wait_fd)(void *ctx);
+	void (*wait_end)(void *ctx);
+	/* Remove what a crashed process of the job left behind (NULL:
+	 * nothing can be left): how many were removed, or a negative code. */
+	int (*cleanup)(uint64_t secret, uint64_t job_key, int node);
+	/* Whether the wire can work here, and why not: 0, or a negative code
+	 * with the reason in why (NULL: always). */
+	int (*probe)(char *why, size_t len);
 };
 
 /* The NIC program's settings. Those marked "knob" are read from the
@@ -73,15 +141,44 @@ struct bipfw_config {
 	unsigned retrans_us;   /* knob: retransmission timeout (lossy wires) */
 	unsigned nack_backoff_us; /* knob: first wait after a "busy" NACK */
 	unsigned liveness_ms;  /* knob: how often idle peers are checked */
-	size_t dma_min;        /* long messages >= this use DMA (SIZE_MAX:
-				* never); the wire's setting */
+	unsigned peer_timeout_ms; /* knob: lossy wires: a peer that acks
+				   * nothing for this long is gone */
+	/* Debug faults on lossy wires: knobs. */
+	unsigned fault_drop_pct, fault_dup_pct, fault_seed;
+	char fault_types[128]; /* packet type names, or "all" */
 };
 
 extern const struct bip_knob_table bipfw_knobs;
 
-int bipfw_create(const struct bipfw_config *cfg, const struct bipfw_wire *wire,
-		 void *wire_ctx, struct bipfw **fw_p);
+int bipfw_create(const struct bipfw_config *cfg, struct bipfw **fw_p);
 void bipfw_destroy(struct bipfw *fw);
+
+/* --- ports: which wire carries each peer ----------------------------- */
+
+/* The wire classes built in, in order of preference (NULL-terminated). */
+extern const struct bipfw_wire_class *const bipfw_wire_classes[];
+/* BIP_WIRE: the wire every peer must use, or auto. */
+extern const struct bip_knob_table bipfw_port_knobs;
+
+/* Open the wires this job may need: host-scope ones always, network ones
+ * when the job spans hosts (or BIP_WIRE names one). */
+int bipfw_wires_open(struct bipfw *fw, const struct bipfw_wire_params *p);
+/* Add an opened wire (tests): its index. The NIC program closes it. */
+int bipfw_wire_add(struct bipfw *fw, const struct bipfw_wire_class *cls,
+		   void *ctx);
+/* Every open wire's card, joined by ';'. */
+int bipfw_cards(const struct bipfw *fw, char *buf, size_t len);
+/* Connect a peer through the best wire both ends have: same_host allows
+ * host-scope wires. cards is the peer's bipfw_cards. */
+int bipfw_connect(struct bipfw *fw, int peer, const char *cards,
+		  bool same_host);
+/* Put a peer on an open wire (tests, whose wires need no card). */
+int bipfw_port_set(struct bipfw *fw, int peer, unsigned wire);
+/* The wire a peer uses, and why it was chosen (NULL if not connected). */
+const char *bipfw_port_name(const struct bipfw *fw, int peer,
+			    const char **why);
+/* Remove what crashed processes of a job left behind, on every wire. */
+int bipfw_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes);
 
 /* One turn of the event loop: receive, then transmit, then timers.
  * Returns the number of events handled. */
@@ -147,84 +244,7 @@ int bipfw_take_error(struct bipfw *fw);
 int bipfw_live_peers(const struct bipfw *fw);
 bool bipfw_peer_gone(const struct bipfw *fw, int peer);
 
-/* --- counters ----------------------------------------------------------- */
-
-#define BIPFW_COUNTERS(X)                                                      \
-	X(small_sent) X(small_received) X(long_sent) X(long_received)         \
-	X(packets_sent) X(packets_received) X(acks_sent) X(nacks_sent)        \
-	X(nacks_received) X(retransmits) X(small_overflows)                   \
-	X(dropped_foreign) X(dropped_bad) X(dropped_dup) X(cma_transfers)     \
-	X(peers_lost)
-
-struct bipfw_counters {
-#define BIPFW_COUNTER_FIELD(name) uint64_t name;
-	BIPFW_COUNTERS(BIPFW_COUNTER_FIELD)
-#undef BIPFW_COUNTER_FIELD
-};
-
 const struct bipfw_counters *bipfw_counters(const struct bipfw *fw);
-
-/* --- the shm wire: processes of one host ------------------------------ */
-
-/*
- * Each process owns one shared-memory segment holding an inbound packet ring
- * per peer (single producer, single consumer). Sending is writing into the
- * peer's ring; long data may instead be written straight into the receive
- * buffer by cross-memory attach (the DMA engine). Segments are mode 0600,
- * named from the job's secret so that no other user can predict (and take)
- * a name, and unlinked once every peer has attached.
- */
-struct bipfw_shm;
-
-struct bipfw_shm_params {
-	int node, nnodes;
-	uint64_t job_key;
-	uint64_t secret;     /* the job's secret: names the segments */
-	size_t packet_size;  /* payload bytes per ring slot */
-	unsigned ring_slots; /* knob: slots per inbound ring */
-	size_t cma_min;      /* knob: long messages of at least this size go
-			      * by cross-memory attach (SIZE_MAX: never) */
-};
-
-extern const struct bipfw_wire bipfw_shm_wire;
-extern const struct bip_knob_table bipfw_shm_knobs;
-
-int bipfw_shm_open(const struct bipfw_shm_params *params,
-		   struct bipfw_shm **shm_p);
-/* This process's address on the wire: "shm,HOST,PID,NODE,KEY". */
-int bipfw_shm_card(const struct bipfw_shm *shm, char *buf, size_t len);
-/* A card's fields, read strictly: 0 or -BIP_ECARD. */
-struct bipfw_shm_card {
-	char host[HOST_NAME_MAX + 1];
-	int pid, node;
-	uint64_t job_key;
-};
-int bipfw_shm_card_parse(const char *card, struct bipfw_shm_card *c);
-/* Attach a peer's segment. -BIP_EWIRE if the card is of another host. */
-int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card);
-/* What connect does once the peer's segment is mapped: copy its header,
- * check the copy against the card's pid and this job, and take the ring
- * geometry from the copy. Tests and fuzzers hand it memory of their own. */
-int bipfw_shm_attach(struct bipfw_shm *shm, int peer, int pid, void *seg,
-		     size_t size);
-/* Where packets from src arrive in our own segment, their ring rewound to
- * position 0 (tests and fuzzers write a ring image there). */
-void *bipfw_shm_inbound(struct bipfw_shm *shm, int src, size_t *len_p);
-/* Tell peers we are gone, unmap, and unlink what is still linked. */
-void bipfw_shm_close(struct bipfw_shm *shm);
-/* Name of a node's segment in /dev/shm, without the leading '/':
- * "bip-UID-" and a keyed hash of the node under the job's secret, which the
- * name does not reveal. */
-#define BIPFW_SHM_NAME_MAX 48
-void bipfw_shm_name(char *buf, size_t len, uint64_t secret, uint64_t job_key,
-		    int node);
-/* Remove a node's segment that a crashed process left, if it is ours:
- * 1 removed, 0 nothing to remove, or -BIP_ESYS (logged). */
-int bipfw_shm_remove(uint64_t secret, uint64_t job_key, int node);
-
-/* Can this process use cross-memory attach on a sibling process?
- * 0 if yes, else the negated errno of the refusal. */
-int bipfw_cma_probe(void);
 
 /* Monotonic microseconds, the firmware's clock. */
 uint64_t bipfw_now_us(void);

@@ -63,6 +63,25 @@ static const struct bip_knob_def knobs[] = {
 	{ { "BIP_LIVENESS_MS", "milliseconds", "100",
 	    "How often peers are checked for having died." },
 	  BIP_KNOB_COUNT, 1, 60000, NULL, U(liveness_ms) },
+	{ { "BIP_PEER_TIMEOUT_MS", "milliseconds", "5000",
+	    "On lossy wires (udp): a peer that acknowledges nothing for this "
+	    "long while packets wait for it is taken as dead." },
+	  BIP_KNOB_COUNT, 10, 3600000, NULL, U(peer_timeout_ms) },
+	{ { "BIP_FAULT_DROP_PCT", "percent", "0",
+	    "Debugging: drop this share of the packets sent on lossy wires "
+	    "(udp), drawn from a generator seeded by BIP_FAULT_SEED." },
+	  BIP_KNOB_COUNT, 0, 100, NULL, U(fault_drop_pct) },
+	{ { "BIP_FAULT_DUP_PCT", "percent", "0",
+	    "Debugging: send this share of them twice." },
+	  BIP_KNOB_COUNT, 0, 100, NULL, U(fault_dup_pct) },
+	{ { "BIP_FAULT_SEED", "count", "1",
+	    "Debugging: seed of the fault generator (with the node number)." },
+	  BIP_KNOB_COUNT, 0, 0xffffffffu, NULL, U(fault_seed) },
+	{ { "BIP_FAULT_TYPES", "packet types", "all",
+	    "Debugging: the packet types faults hit, comma-separated (SMALL, "
+	    "LONG_RTS, LONG_CTS, LONG_DATA, ACK, NACK, CLOSE) or all." },
+	  BIP_KNOB_TEXT, 0, 128, NULL,
+	  BIP_KNOB_CHARS(struct bipfw_config, fault_types) },
 };
 
 const struct bip_knob_table bipfw_knobs = BIP_KNOB_TABLE(knobs);
@@ -77,13 +96,42 @@ static int config_check(const struct bipfw_config *c)
 	    c->send_slots >= BIPFW_NONE || !c->long_tags ||
 	    c->long_tags >= BIPFW_NONE || c->window < 2 ||
 	    (c->window & (c->window - 1)) || !c->ack_every ||
+	    !c->peer_timeout_ms ||
 	    c->packet_size < BIP_SMALL_MAX || c->packet_size > UINT32_MAX)
 		return -BIP_EINVAL;
 	return 0;
 }
 
-int bipfw_create(const struct bipfw_config *cfg, const struct bipfw_wire *wire,
-		 void *wire_ctx, struct bipfw **fw_p)
+/* BIP_FAULT_TYPES: the mask of packet types faults hit. */
+static int fault_types(struct bipfw *fw)
+{
+	const char *p = fw->cfg.fault_types;
+
+	if (!*p || strcmp(p, "all") == 0) {
+		fw->fault_mask = ~0u;
+		return 0;
+	}
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		unsigned t;
+
+		for (t = 1; t < BIP_PKT_NTYPES; t++)
+			if (strlen(bip_pkt_name(t)) == n &&
+			    !strncmp(p, bip_pkt_name(t), n))
+				break;
+		if (t == BIP_PKT_NTYPES) {
+			bip_err("BIP_FAULT_TYPES=%s: \"%.*s\" is no packet "
+				"type",
+				fw->cfg.fault_types, (int)n, p);
+			return -BIP_EINVAL;
+		}
+		fw->fault_mask |= 1u << t;
+		p += n + (p[n] == ',');
+	}
+	return 0;
+}
+
+int bipfw_create(const struct bipfw_config *cfg, struct bipfw **fw_p)
 {
 	struct bipfw *fw;
 	size_t n = (size_t)cfg->nnodes, nrts;
@@ -96,9 +144,6 @@ int bipfw_create(const struct bipfw_config *cfg, const struct bipfw_wire *wire,
 	if (!fw)
 		return -BIP_ENOMEM;
 	fw->cfg = *cfg;
-	fw->wire = wire;
-	fw->wire_ctx = wire_ctx;
-	fw->lossy = wire->flags & BIPFW_WIRE_LOSSY;
 	/* Every sender's slots can announce to us at once: never refused. */
 	nrts = n * cfg->send_slots;
 	if (nrts >= BIPFW_NONE)
@@ -120,6 +165,7 @@ int bipfw_create(const struct bipfw_config *cfg, const struct bipfw_wire *wire,
 		p->board = calloc(cfg->window, sizeof(*p->board));
 		if (!p->board)
 			goto nomem;
+		p->wire = BIPFW_NO_WIRE;
 		bipfw_rel_init(&p->tx, &p->rx, 0);
 		BIPFW_LIST_INIT(&p->fifo);
 		BIPFW_LIST_INIT(&p->stream);
@@ -139,6 +185,13 @@ int bipfw_create(const struct bipfw_config *cfg, const struct bipfw_wire *wire,
 	fw->free_rts = BIPFW_NONE;
 	for (size_t i = nrts; i-- > 0;)
 		bipfw_rts_put(fw, (uint16_t)i);
+	rc = fault_types(fw);
+	if (rc) {
+		bipfw_destroy(fw);
+		return rc;
+	}
+	fw->fault_rng = ((uint64_t)cfg->fault_seed << 16 | (unsigned)cfg->node) *
+			0x9e3779b97f4a7c15ull + 1;
 	fw->now = bipfw_now_us();
 	fw->next_liveness = fw->now + (uint64_t)cfg->liveness_ms * 1000;
 	*fw_p = fw;
@@ -152,6 +205,7 @@ void bipfw_destroy(struct bipfw *fw)
 {
 	if (!fw)
 		return;
+	bipfw_wires_close(fw);
 	for (int i = 0; fw->peers && i < fw->cfg.nnodes; i++)
 		free(fw->peers[i].board);
 	free(fw->peers);
@@ -226,6 +280,30 @@ void bipfw_peer_lost(struct bipfw *fw, int peer, enum bipfw_peer_state why)
 	p->tx.una = p->tx.resend = p->tx.next;
 }
 
+/* Retransmission on lossy wires, and their dead peers: packets in flight
+ * that nothing acknowledged for peer_timeout_ms. Returns the peers lost. */
+static int lossy_timers(struct bipfw *fw)
+{
+	uint64_t dead_us = (uint64_t)fw->cfg.peer_timeout_ms * 1000;
+	int lost = 0;
+
+	for (int i = 0; i < fw->cfg.nnodes; i++) {
+		struct bipfw_peer *p = &fw->peers[i];
+
+		if (!p->lossy || p->state != BIPFW_PEER_LIVE)
+			continue;
+		bipfw_rel_on_timer(&p->tx, fw->now, fw->cfg.retrans_us);
+		if (p->tx.una != p->tx.next &&
+		    fw->now - p->tx.acked_at >= dead_us) {
+			bip_info("node %d acknowledged nothing for %u ms",
+				 i, fw->cfg.peer_timeout_ms);
+			bipfw_peer_lost(fw, i, BIPFW_PEER_GONE);
+			lost++;
+		}
+	}
+	return lost;
+}
+
 /* Returns how many peers were lost: an event the host must see, since it
  * completes whatever waited on them. */
 static int check_liveness(struct bipfw *fw)
@@ -234,9 +312,10 @@ static int check_liveness(struct bipfw *fw)
 
 	fw->next_liveness = fw->now + (uint64_t)fw->cfg.liveness_ms * 1000;
 	for (int i = 0; i < fw->cfg.nnodes; i++)
-		if (i != fw->cfg.node &&
+		if (fw->peers[i].wire != BIPFW_NO_WIRE &&
 		    fw->peers[i].state == BIPFW_PEER_LIVE) {
-			int st = fw->wire->peer_state(fw->wire_ctx, i);
+			const struct bipfw_port *w = bipfw_port_of(fw, i);
+			int st = w->cls->peer_state(w->ctx, i);
 
 			if (st != BIPFW_PEER_LIVE) {
 				bipfw_peer_lost(fw, i, st);
@@ -254,10 +333,8 @@ int bipfw_step(struct bipfw *fw)
 		fw->now = bipfw_now_us();
 	rx = bipfw_rx_run(fw, RX_BUDGET);
 	n = rx + bipfw_tx_run(fw);
-	if (fw->lossy)
-		for (int i = 0; i < fw->cfg.nnodes; i++)
-			bipfw_rel_on_timer(&fw->peers[i].tx, fw->now,
-					   fw->cfg.retrans_us);
+	if (fw->any_lossy)
+		n += lossy_timers(fw);
 	/* Judge a peer only once its packets are all drained. */
 	if (fw->now >= fw->next_liveness && rx < RX_BUDGET)
 		n += check_liveness(fw);
@@ -270,14 +347,14 @@ static bool tx_pending(const struct bipfw *fw)
 	for (int i = 0; i < fw->cfg.nnodes; i++) {
 		const struct bipfw_peer *p = &fw->peers[i];
 
-		if (p->state != BIPFW_PEER_LIVE)
+		if (p->state != BIPFW_PEER_LIVE || p->wire == BIPFW_NO_WIRE)
 			continue;
 		if (p->fifo.head != BIPFW_NONE || p->stream.head != BIPFW_NONE ||
 		    p->cts.head != BIPFW_NONE ||
 		    p->refused.head != BIPFW_NONE || p->rx.nack_due ||
 		    p->rx.unacked || p->rx.ack_urgent ||
 		    p->tx.resend != p->tx.next ||
-		    (fw->lossy && p->tx.una != p->tx.next))
+		    (p->lossy && p->tx.una != p->tx.next))
 			return true;
 	}
 	return false;
@@ -294,15 +371,16 @@ void bipfw_block(struct bipfw *fw, unsigned max_us)
 		max_us = BUSY_POLL_US;
 	if (max_us > live_us)
 		max_us = live_us;
-	fw->wire->wait(fw->wire_ctx, max_us);
+	bipfw_wires_wait(fw, max_us);
 }
 
 void bipfw_announce_close(struct bipfw *fw)
 {
 	for (int i = 0; i < fw->cfg.nnodes; i++)
-		if (i != fw->cfg.node &&
+		if (fw->peers[i].wire != BIPFW_NO_WIRE &&
 		    fw->peers[i].state == BIPFW_PEER_LIVE)
 			(void)bipfw_tx_control(fw, i, BIP_PKT_CLOSE, 0, 0);
+	bipfw_tx_flush(fw);
 }
 
 bool bipfw_sends_drained(const struct bipfw *fw)

@@ -37,6 +37,8 @@ struct bipfw_rel_tx {
 	uint32_t backoff_us;  /* current busy hold-off, 0 when none */
 	uint64_t hold_until;  /* no packet before this time (busy NACK) */
 	uint64_t progress_at; /* last ack progress: base of the timer */
+	uint64_t acked_at;    /* last ack progress, or since when one is
+			       * awaited: a silent peer's age */
 };
 
 struct bipfw_rel_rx {
@@ -211,8 +213,22 @@ struct bipfw_list {
 			(l)->tail = BIPFW_NONE;                                \
 	} while (0)
 
+/* An open wire, and the peers it carries. */
+#define BIPFW_WIRES_MAX 4
+#define BIPFW_NO_WIRE 0xff /* a peer not connected yet */
+
+struct bipfw_port {
+	const struct bipfw_wire_class *cls;
+	void *ctx;
+	bool lossy;   /* checksums, timers */
+	size_t chunk; /* long data per packet */
+};
+
 struct bipfw_peer {
 	uint8_t state;                /* enum bipfw_peer_state */
+	uint8_t wire;                 /* index in fw->wires, or NO_WIRE */
+	bool lossy;                   /* its wire's flag, cached */
+	const char *why;              /* why that wire (bip_info, logs) */
 	struct bipfw_rel_tx tx;
 	struct bipfw_rel_rx rx;
 	struct bipfw_txent *board;    /* scoreboard: window entries by seq */
@@ -233,9 +249,12 @@ struct bipfw_small_entry {
 
 struct bipfw {
 	struct bipfw_config cfg;
-	const struct bipfw_wire *wire;
-	void *wire_ctx;
-	bool lossy; /* cached wire flag: checksums and timers */
+	struct bipfw_port wires[BIPFW_WIRES_MAX];
+	unsigned nwires;
+	unsigned forced;  /* BIP_WIRE: 0 auto, else class index + 1 */
+	bool any_lossy;   /* some peer is on a lossy wire: run the timers */
+	unsigned fault_mask; /* packet types BIP_FAULT_* hit (1 << type) */
+	uint64_t fault_rng;  /* their seeded generator */
 
 	struct bipfw_peer *peers;
 	struct bipfw_send *slots;
@@ -289,6 +308,13 @@ static inline uint32_t bipfw_msg_id(const struct bipfw *fw, unsigned slot)
 	return (fw->slots[slot].gen % 0x10000) * fw->cfg.send_slots + slot;
 }
 
+/* The wire a peer is on (connected peers only). */
+static inline const struct bipfw_port *bipfw_port_of(const struct bipfw *fw,
+						     int peer)
+{
+	return &fw->wires[fw->peers[peer].wire];
+}
+
 /* rx.c */
 int bipfw_rx_run(struct bipfw *fw, unsigned budget);
 /* tx.c */
@@ -297,10 +323,16 @@ int bipfw_tx_control(struct bipfw *fw, int peer, uint8_t type, uint16_t flags,
 		     uint32_t seq);
 /* Acknowledge everything received, before sleeping. */
 void bipfw_tx_acks_all(struct bipfw *fw);
+/* Push out what the wires batched. */
+void bipfw_tx_flush(struct bipfw *fw);
 /* hostif.c */
 void bipfw_match_tag(struct bipfw *fw, uint32_t tag);
 void bipfw_send_complete(struct bipfw *fw, unsigned slot, int status);
 void bipfw_slot_free(struct bipfw *fw, unsigned slot);
+/* ports.c */
+void bipfw_wires_close(struct bipfw *fw);
+/* Sleep until any wire may have a packet, at most max_us. */
+void bipfw_wires_wait(struct bipfw *fw, unsigned max_us);
 /* nic.c */
 void bipfw_peer_lost(struct bipfw *fw, int peer, enum bipfw_peer_state why);
 

@@ -27,7 +27,7 @@ uint32_t bipfw_rel_on_ack(struct bipfw_rel_tx *tx, uint32_t a, uint64_t now)
 	/* An ack beyond the resend point means those packets got through. */
 	if (bipfw_seq_before(tx->resend, a))
 		tx->resend = a;
-	tx->progress_at = now;
+	tx->progress_at = tx->acked_at = now;
 	tx->backoff_us = 0;
 	return covered;
 }
@@ -66,7 +66,7 @@ uint32_t bipfw_rel_on_send_new(struct bipfw_rel_tx *tx, uint64_t now)
 {
 	/* The timer runs from the first packet put in flight. */
 	if (tx->una == tx->next)
-		tx->progress_at = now;
+		tx->progress_at = tx->acked_at = now;
 	tx->resend = tx->next + 1;
 	return tx->next++;
 }

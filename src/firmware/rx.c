@@ -17,12 +17,15 @@ enum deliver_result {
 /* A malformed packet is counted and dropped; it never reaches the host.
  * Drops are logged at debug level only: a peer must not be able to flood
  * our stderr (the counters say how many, BIP_LOG=debug says which). */
-static bool packet_valid(struct bipfw *fw, const struct bip_pkt_hdr *h,
-			 const void *payload)
+static bool packet_valid(struct bipfw *fw, unsigned wire,
+			 const struct bip_pkt_hdr *h, const void *payload,
+			 size_t avail)
 {
 	const struct bipfw_config *c = &fw->cfg;
 
-	if (fw->lossy && !bipfw_hdr_intact(h))
+	/* A lossy wire corrupts: both checksums must be there and right. */
+	if (fw->wires[wire].lossy &&
+	    (!bipfw_hdr_intact(h) || !(h->flags & BIP_PKTF_CSUM)))
 		goto bad;
 	if (h->job_key != c->job_key) {
 		fw->cnt.dropped_foreign++;
@@ -34,8 +37,14 @@ static bool packet_valid(struct bipfw *fw, const struct bip_pkt_hdr *h,
 	    h->type >= BIP_PKT_NTYPES || h->dst != c->node ||
 	    h->src >= c->nnodes || h->src == c->node || h->len > c->packet_size)
 		goto bad;
+	/* A connected peer speaks only on its own wire. */
+	if (fw->peers[h->src].wire != BIPFW_NO_WIRE &&
+	    fw->peers[h->src].wire != wire)
+		goto bad;
 	if (h->type == BIP_PKT_SMALL && h->len > BIP_SMALL_MAX)
 		goto bad;
+	if (!(h->flags & BIP_PKTF_INLINE) && h->len > avail)
+		goto bad; /* claims more than the link carried */
 	if ((h->flags & BIP_PKTF_INLINE) &&
 	    (h->type != BIP_PKT_SMALL || h->len > BIP_PKT_INLINE_MAX))
 		goto bad;
@@ -385,24 +394,35 @@ static void handle_packet(struct bipfw *fw, const struct bip_pkt_hdr *h,
 	}
 }
 
-int bipfw_rx_run(struct bipfw *fw, unsigned budget)
+static int rx_wire(struct bipfw *fw, unsigned wire, unsigned budget)
 {
+	const struct bipfw_port *w = &fw->wires[wire];
 	const struct bip_pkt_hdr *wh;
 	struct bip_pkt_hdr h;
 	const void *payload;
-	int n = 0;
+	size_t avail;
+	unsigned n = 0;
 
-	while ((unsigned)n < budget &&
-	       fw->wire->rx(fw->wire_ctx, &wh, &payload) == 0) {
+	while (n < budget &&
+	       w->cls->peek(w->ctx, &wh, &payload, &avail) == 0) {
 		/* Validate and use a private copy: the link's copy may be in
 		 * memory the sender can still write. */
 		h = *wh;
 		if (h.flags & BIP_PKTF_INLINE)
 			payload = h.inline_data;
-		if (packet_valid(fw, &h, payload))
+		if (packet_valid(fw, wire, &h, payload, avail))
 			handle_packet(fw, &h, payload);
-		fw->wire->rx_done(fw->wire_ctx);
+		w->cls->release(w->ctx);
 		n++;
 	}
+	return (int)n;
+}
+
+int bipfw_rx_run(struct bipfw *fw, unsigned budget)
+{
+	int n = 0;
+
+	for (unsigned i = 0; i < fw->nwires; i++)
+		n += rx_wire(fw, i, budget);
 	return n;
 }

@@ -32,24 +32,61 @@ static void build_hdr(const struct bipfw *fw, int peer,
 	};
 }
 
-/* Link transmit with the current ack piggybacked. */
+/* Debug faults (BIP_FAULT_*), for lossy wires only: true with a chance of
+ * pct percent for a packet of a type they hit. xorshift64*: seeded, so a
+ * failing run can be replayed. */
+static bool fault(struct bipfw *fw, unsigned pct, unsigned type)
+{
+	if (!pct || !(fw->fault_mask & (1u << type)))
+		return false;
+	fw->fault_rng ^= fw->fault_rng >> 12;
+	fw->fault_rng ^= fw->fault_rng << 25;
+	fw->fault_rng ^= fw->fault_rng >> 27;
+	if ((fw->fault_rng * 2685821657736338717ull >> 33) % 100 >= pct)
+		return false;
+	fw->cnt.faults_injected++;
+	return true;
+}
+
+/* Write a packet into the room the wire reserved and commit it. */
+static int commit_copy(const struct bipfw_port *w, int peer,
+		       const struct bip_pkt_hdr *h, const void *payload,
+		       size_t trailing)
+{
+	struct bip_pkt_hdr *pkt = w->cls->reserve(w->ctx, peer, trailing);
+
+	if (!pkt)
+		return -BIP_EAGAIN;
+	if (trailing)
+		memcpy(pkt + 1, payload, trailing);
+	memcpy(pkt, h, sizeof(*h));
+	w->cls->commit(w->ctx, peer, pkt, trailing);
+	return 0;
+}
+
+/* Link transmit with the current ack piggybacked: reserve room on the
+ * peer's wire, write the packet there, commit it. */
 static int put_on_link(struct bipfw *fw, int peer, struct bip_pkt_hdr *h,
 		       const void *payload)
 {
 	struct bipfw_peer *p = &fw->peers[peer];
-	int rc;
-
+	const struct bipfw_port *w = bipfw_port_of(fw, peer);
 	size_t trailing = h->flags & BIP_PKTF_INLINE ? 0 : h->len;
 
 	h->ack = p->rx.expected;
-	if (fw->lossy) {
+	if (p->lossy) {
 		h->flags |= BIP_PKTF_CSUM;
 		h->csum = bipfw_csum(payload, h->len);
 		bipfw_hdr_seal(h);
 	}
-	rc = fw->wire->tx(fw->wire_ctx, peer, h, payload, trailing);
-	if (rc)
-		return rc;
+	if (!p->lossy || !fault(fw, fw->cfg.fault_drop_pct, h->type)) {
+		int rc = commit_copy(w, peer, h, payload, trailing);
+
+		if (rc)
+			return rc;
+		if (p->lossy && fault(fw, fw->cfg.fault_dup_pct, h->type))
+			(void)commit_copy(w, peer, h, payload, trailing);
+	}
 	fw->cnt.packets_sent++;
 	bipfw_rel_on_ack_sent(&p->rx);
 	return 0;
@@ -91,22 +128,15 @@ static int send_entry(struct bipfw *fw, int peer, const struct bipfw_txent *e,
 	return put_on_link(fw, peer, &h, payload);
 }
 
-/* Long data goes by DMA when the wire has it and the message is large. */
+/* Long data goes by DMA when the wire has it and takes this message (its
+ * own threshold); when it does not, the packet path always works. */
 static void try_dma(struct bipfw *fw, int peer, struct bipfw_send *s)
 {
-	int rc;
+	const struct bipfw_port *w = bipfw_port_of(fw, peer);
 
-	if (!fw->wire->dma_write || s->len < fw->cfg.dma_min || !s->raddr ||
-	    !s->len)
+	if (!w->cls->dma_write || !s->raddr || !s->len ||
+	    w->cls->dma_write(w->ctx, peer, s->raddr, s->buf, s->len))
 		return;
-	rc = fw->wire->dma_write(fw->wire_ctx, peer, s->raddr, s->buf, s->len);
-	if (rc) {
-		/* Denied: the packet path always works. */
-		fw->cfg.dma_min = SIZE_MAX;
-		bip_info("single-copy DMA to node %d refused; using packets",
-			 peer);
-		return;
-	}
 	s->direct = true;
 	fw->cnt.cma_transfers++;
 }
@@ -166,8 +196,8 @@ static bool next_packet(struct bipfw *fw, int peer, struct bipfw_txent *e)
 		if (!s->sent && !s->direct)
 			try_dma(fw, peer, s);
 		chunk = s->direct ? 0 : s->len - s->sent;
-		if (chunk > fw->cfg.packet_size)
-			chunk = fw->cfg.packet_size;
+		if (chunk > bipfw_port_of(fw, peer)->chunk)
+			chunk = bipfw_port_of(fw, peer)->chunk;
 		e->slot = i;
 		e->type = BIP_PKT_LONG_DATA;
 		e->flags = s->direct ? BIP_PKTF_DIRECT : 0;
@@ -266,10 +296,22 @@ static int tx_peer(struct bipfw *fw, int peer)
 	return n;
 }
 
+void bipfw_tx_flush(struct bipfw *fw)
+{
+	for (unsigned i = 0; i < fw->nwires; i++)
+		if (fw->wires[i].cls->flush)
+			fw->wires[i].cls->flush(fw->wires[i].ctx);
+}
+
 void bipfw_tx_kick(struct bipfw *fw, int peer)
 {
-	if (fw->peers[peer].state == BIPFW_PEER_LIVE)
-		tx_peer(fw, peer);
+	const struct bipfw_peer *p = &fw->peers[peer];
+
+	if (p->state != BIPFW_PEER_LIVE || p->wire == BIPFW_NO_WIRE)
+		return;
+	tx_peer(fw, peer);
+	if (bipfw_port_of(fw, peer)->cls->flush)
+		bipfw_tx_flush(fw);
 }
 
 static void tx_ack(struct bipfw *fw, int peer)
@@ -288,13 +330,14 @@ int bipfw_tx_run(struct bipfw *fw)
 	for (int k = 0; k < nn; k++, peer = peer + 1 == nn ? 0 : peer + 1) {
 		struct bipfw_peer *p = &fw->peers[peer];
 
-		if (peer == fw->cfg.node || p->state != BIPFW_PEER_LIVE)
+		if (p->wire == BIPFW_NO_WIRE || p->state != BIPFW_PEER_LIVE)
 			continue;
 		n += tx_peer(fw, peer);
 		if (bipfw_rel_ack_due(&p->rx, fw->now, fw->cfg.ack_every,
 				      fw->cfg.ack_delay_us))
 			tx_ack(fw, peer);
 	}
+	bipfw_tx_flush(fw);
 	return n;
 }
 
@@ -303,8 +346,9 @@ void bipfw_tx_acks_all(struct bipfw *fw)
 	for (int peer = 0; peer < fw->cfg.nnodes; peer++) {
 		struct bipfw_peer *p = &fw->peers[peer];
 
-		if (peer != fw->cfg.node && p->state == BIPFW_PEER_LIVE &&
+		if (p->wire != BIPFW_NO_WIRE && p->state == BIPFW_PEER_LIVE &&
 		    (p->rx.unacked || p->rx.ack_urgent))
 			tx_ack(fw, peer);
 	}
+	bipfw_tx_flush(fw);
 }

@@ -197,6 +197,9 @@ int MPIDI_BIP_init_local(int *tag_bits)
 		.node = MPIR_Process.rank,
 		.nnodes = MPIR_Process.size,
 		.job_key = bip_job_key(MPIR_pmi_job_id()),
+		/* Locality is the launcher's host map, never the hostname. */
+		.host = MPIR_Process.node_map[MPIR_Process.rank],
+		.nhosts = MPIR_Process.num_nodes,
 	};
 	struct bip_limits lim;
 	int rc, mpi_errno;

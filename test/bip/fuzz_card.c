@@ -1,19 +1,20 @@
 /*
  * fuzz_card.c - libFuzzer harness for the text that reaches libbip from
  * other processes: business cards (bip_connect: BIP's shared settings,
- * then the shm wire's card) and PMI-1 lines (the client's replies and
- * bip_run's requests share one parser). Built with -DFUZZ_SEEDS instead,
- * it writes seeds made from a real endpoint's card and real PMI lines.
+ * then the wires' cards), PMI-1 lines (the client's replies and bip_run's
+ * requests share one parser) and the launcher's process mapping. Built
+ * with -DFUZZ_SEEDS instead, it writes seeds made from a real endpoint's
+ * card and real PMI text.
  *
  * Input: one byte of choice (0: a card for bip_connect, 1: the shm card
- * alone, 2: a PMI line), then the text.
+ * alone, 2: a PMI line, 3: a process mapping), then the text.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bip.h"
-#include "firmware.h"
+#include "wire/shm.h"
 #include "log.h"
 #include "pmi_line.h"
 
@@ -32,7 +33,7 @@ static bip_ep_t *endpoint(void)
 
 /* With FUZZ_REPORT set: what each parser made of its input (bip_connect's
  * result codes; cards and PMI lines taken); printed at exit. */
-static unsigned connect_rc[BIP_NERRORS], shm_cards, pmi_lines;
+static unsigned connect_rc[BIP_NERRORS], shm_cards, pmi_lines, pmi_maps;
 
 static void close_endpoint(void)
 {
@@ -43,8 +44,8 @@ static void close_endpoint(void)
 		if (connect_rc[i])
 			printf("reached connect-%s %u\n",
 			       i ? bip_strerror(-i) : "ok", connect_rc[i]);
-	printf("reached shm-card %u\nreached pmi-line %u\n", shm_cards,
-	       pmi_lines);
+	printf("reached shm-card %u\nreached pmi-line %u\nreached pmi-map %u\n",
+	       shm_cards, pmi_lines, pmi_maps);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -62,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(text, data + 1, size - 1);
 		text[size - 1] = '\0';
 	}
-	switch (size ? data[0] % 3 : 3) {
+	switch (size ? data[0] % 4 : 4) {
 	case 0:
 		/* A card that parses names node 1 of this job: attaching
 		 * then fails, for there is no node 1. */
@@ -73,10 +74,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	}
 	case 1:
-		if (bipfw_shm_card_parse(text, &c) == 0 &&
-		    strlen(c.host) >= sizeof(c.host))
-			abort();
-		shm_cards += bipfw_shm_card_parse(text, &c) == 0;
+		if (bipfw_shm_card_parse(text, &c) == 0) {
+			if (c.pid <= 0 || c.node < 0 || c.node > 0xffff)
+				abort();
+			shm_cards++;
+		}
 		break;
 	case 2:
 		if (bip_pmi_line_parse(text, &m) == 0) {
@@ -85,6 +87,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (!m.key[i] || !m.val[i])
 					abort();
 			bip_pmi_line_find(&m, "rc");
+		}
+		break;
+	case 3:
+		/* Every rank of a job of 7 lands on one of its hosts. */
+		for (int r = 0; r < 7; r++) {
+			int host = -1, nhosts = -1;
+
+			if (bip_pmi_map_host(text, r, 7, &host, &nhosts))
+				break;
+			if (nhosts < 1 || nhosts > 7 || host < 0 ||
+			    host >= nhosts)
+				abort();
+			pmi_maps += r == 0;
 		}
 		break;
 	}
@@ -125,10 +140,12 @@ int main(int argc, char **argv)
 	save(argv[1], "card", 0, card);
 	save(argv[1], "shm-card", 1, strstr(card, "shm,"));
 	save(argv[1], "pmi-get", 2,
-	     "cmd=get_result rc=0 msg=success value=bip2;32768;64;64;x");
+	     "cmd=get_result rc=0 msg=success value=bip3;32768;64;64;0;x");
 	save(argv[1], "pmi-maxes", 2,
 	     "cmd=maxes rc=0 kvsname_max=256 keylen_max=64 vallen_max=1024");
 	save(argv[1], "pmi-put", 2, "cmd=put kvsname=kvs_1 key=k value=v");
+	save(argv[1], "pmi-map", 3, "(vector,(0,2,2),(2,1,3))");
+	save(argv[1], "pmi-map-short", 3, "(vector,(0,2,1))");
 	bip_close(endpoint());
 	return 0;
 }

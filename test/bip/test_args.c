@@ -92,17 +92,21 @@ static void test_open_params(void)
 /* Cards come from other processes: every malformed one is refused with
  * -BIP_ECARD, none is half-read, and an oversized field never overruns a
  * buffer. The variants are made from this endpoint's own card, so they
- * follow its format: the settings before the wire part, then the wire. */
+ * follow its format: the settings and host before the wire part, then the
+ * wire ("shm,PID,NODE,KEY"; %s: the pid). A well-formed card of a wire
+ * this build lacks reaches nothing: -BIP_EWIRE. */
 static void test_cards(void)
 {
 	static const char *const bad_wire[] = {
-		"", "shm,", "shm,%s", "shm,%s,1", "shm,%s,1,1",
-		"shm,%s,1,1,0123456789abcdef,extra",
-		"shm,%s,-1,1,0123456789abcdef", "shm,%s,1,-1,0123456789abcdef",
-		"shm,%s,1,99999999999999999999,0123456789abcdef",
-		"shm,%s,1,1,0123456789abcdef0", "shm,%s,1,1,0x123",
-		"shm,%s,1,1,ABCDEF", "shm,,1,1,0123456789abcdef",
-		"tcp,%s,1,1,0123456789abcdef", "shm,%s,1 ,1,0123456789abcdef",
+		"", ";", "shm", "shm,", "shm,%s", "shm,%s,1",
+		"shm,%s,1,0123456789abcdef,extra", "-1,shm,%s,1,1",
+		"shm,-1,1,0123456789abcdef", "shm,%s,-1,0123456789abcdef",
+		"shm,%s,99999999999999999999,0123456789abcdef",
+		"shm,%s,1,0123456789abcdef0", "shm,%s,1,0x123",
+		"shm,%s,1,ABCDEF", "shm,,1,0123456789abcdef",
+		"shm,%s ,1,0123456789abcdef", "shm,%s,1,0123456789abcdef;",
+		"tcp,1;shm,%s,1,0123456789abcdef;", ";shm,%s,1,1",
+		"Shm,%s,1,0123456789abcdef",
 	};
 	/* %s: this card's version; the numbers stand where its settings do. */
 	static const char *const bad_settings[] = {
@@ -112,7 +116,7 @@ static void test_cards(void)
 	};
 	char version[16];
 	struct bip_open_params p = { .node = 0, .nnodes = 2, .job_key = 7 };
-	char own[BIP_CARD_MAX], host[80], pre[BIP_CARD_MAX];
+	char own[BIP_CARD_MAX], pid[80], pre[BIP_CARD_MAX];
 	char card[BIP_CARD_MAX + 600], wire[BIP_CARD_MAX];
 	const char *w;
 	bip_ep_t *ep;
@@ -122,7 +126,7 @@ static void test_cards(void)
 	EXPECT(bip_open(&p, &ep), 0);
 	EXPECT(bip_card(ep, own, sizeof(own)), 0);
 	w = strstr(own, "shm,");
-	if (!w || sscanf(w, "shm,%79[^,]", host) != 1) {
+	if (!w || sscanf(w, "shm,%79[^,]", pid) != 1) {
 		fprintf(stderr, "own card \"%s\" has no shm part\n", own);
 		failures++;
 		bip_close(ep);
@@ -131,7 +135,7 @@ static void test_cards(void)
 	snprintf(pre, sizeof(pre), "%.*s", (int)(w - own), own);
 	snprintf(version, sizeof(version), "%.*s", (int)strcspn(own, ";"), own);
 	for (size_t i = 0; i < sizeof(bad_wire) / sizeof(bad_wire[0]); i++) {
-		snprintf(wire, sizeof(wire), bad_wire[i], host);
+		snprintf(wire, sizeof(wire), bad_wire[i], pid);
 		snprintf(card, sizeof(card), "%s%s", pre, wire);
 		rc = bip_connect(ep, 1, card);
 		if (rc != -BIP_ECARD) {
@@ -148,13 +152,15 @@ static void test_cards(void)
 		snprintf(card, sizeof(card), "%s%s", settings, w);
 		EXPECT(bip_connect(ep, 1, card), -BIP_ECARD);
 	}
-	/* A host name far longer than any host's, as a hostile peer could
+	/* A field far longer than any card's, as a hostile peer could
 	 * publish through PMI. */
 	rc = snprintf(card, sizeof(card), "%sshm,", pre);
-	memset(card + rc, 'h', 500);
+	memset(card + rc, '1', 500);
 	snprintf(card + rc + 500, sizeof(card) - (size_t)rc - 500,
-		 ",1,1,0000000000000007");
+		 ",1,0000000000000007");
 	EXPECT(bip_connect(ep, 1, card), -BIP_ECARD);
+	snprintf(card, sizeof(card), "%stcp,10.0.0.1,99", pre);
+	EXPECT(bip_connect(ep, 1, card), -BIP_EWIRE);
 	EXPECT(bip_close(ep), 0);
 }
 
@@ -246,11 +252,26 @@ int main(int argc, char **argv)
 	EXPECT(bip_cancel(NULL, &req), -BIP_EINVAL);
 	EXPECT(bip_peer_gone(ep, me), -BIP_ENODE);
 	EXPECT(bip_peer_gone(ep, peer), 0);
+	{
+		/* bip_run places every node on one host: shm, for that. */
+		const char *wire = NULL, *why = NULL;
+
+		EXPECT(bip_peer_wire(ep, peer, &wire, &why), 0);
+		if (!wire || strcmp(wire, "shm") || !why ||
+		    strcmp(why, "same host")) {
+			fprintf(stderr, "peer's wire: %s (%s), want shm (same "
+				"host)\n", wire ? wire : "none",
+				why ? why : "-");
+			failures++;
+		}
+		EXPECT(bip_peer_wire(ep, me, &wire, &why), -BIP_ENODE);
+		EXPECT(bip_peer_wire(NULL, peer, &wire, &why), -BIP_EINVAL);
+	}
 	EXPECT(bip_peers_lost(ep), 0);
 	req = (bip_req_t){ 0x80000000u | 5, 77 };
 	EXPECT(bip_wait(ep, &req, NULL), -BIP_ENOREQ);
 	EXPECT(bip_card(ep, card, 4), -BIP_ETOOLONG);
-	EXPECT(bip_connect(ep, peer, "bip2;shm,x"), -BIP_ESTATE);
+	EXPECT(bip_connect(ep, peer, "bip3;shm,x"), -BIP_ESTATE);
 	EXPECT(bip_connect(ep, me, "whatever"), -BIP_ENODE);
 	EXPECT(bip_connect(ep, 7, "whatever"), -BIP_ENODE);
 

@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "bip.h"
-#include "firmware.h"
+#include "wire/shm.h"
 
 #define HEADER_BYTES 64 /* the segment's write-once part */
 

@@ -290,9 +290,14 @@ int main(int argc, char **argv)
 
 		bip_get_counters(ep, &c);
 		printf("node 0: %u messages to each of %d peers (%llu bytes) "
-		       "and back, all checked; %llu packets, %llu acks\n",
+		       "and back, all checked; %llu packets, %llu acks, %llu "
+		       "retransmits, %llu faults injected, %llu duplicates "
+		       "dropped\n",
 		       m, nn - 1, bytes, (unsigned long long)c.packets_sent,
-		       (unsigned long long)c.acks_sent);
+		       (unsigned long long)c.acks_sent,
+		       (unsigned long long)c.retransmits,
+		       (unsigned long long)c.faults_injected,
+		       (unsigned long long)c.dropped_dup);
 	}
 	rc = bip_close(ep);
 	for (int s = 0; s < nn; s++)

@@ -21,3 +21,19 @@ run "$top_builddir/bip_floor"
 v=$(sed -n 's/^#define BIP_WIRE_VERSION \([0-9]*\)/\1/p' "$top_srcdir/src/common/bip_wire.h")
 echo "$out" | grep -q "(wire protocol $v)" ||
 	{ echo "FAILED: bip_info does not show wire protocol $v"; exit 1; }
+# Every wire of the build is listed, and -p shows each peer's wire: on one
+# host (bip_run's process mapping) shm, or what BIP_WIRE forces.
+echo "$out" | grep -q '^  shm   reaches this host' ||
+	{ echo "FAILED: bip_info lists no shm wire"; exit 1; }
+peers=$("$BIP_RUN" -n 3 -t 60 "$top_builddir/bip_info" -p) ||
+	{ echo "FAILED: bip_info -p"; exit 1; }
+echo "$peers"
+[ "$(echo "$peers" | grep -c ': shm (same host)$')" -eq 6 ] ||
+	{ echo "FAILED: want 6 peer lines on shm (same host)"; exit 1; }
+peers=$(BIP_WIRE=shm "$BIP_RUN" -n 2 -t 60 "$top_builddir/bip_info" -p) ||
+	{ echo "FAILED: BIP_WIRE=shm bip_info -p"; exit 1; }
+[ "$(echo "$peers" | grep -c ': shm (forced by BIP_WIRE)$')" -eq 2 ] ||
+	{ echo "FAILED: BIP_WIRE=shm not shown as forced: $peers"; exit 1; }
+"$top_builddir/bip_info" -p >/dev/null 2>&1 &&
+	{ echo "FAILED: bip_info -p worked without a launcher"; exit 1; }
+exit 0

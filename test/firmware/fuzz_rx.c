@@ -26,7 +26,7 @@ static const struct bipfw_config cfg = {
 	.node = 0, .nnodes = NODES, .job_key = KEY, .packet_size = PKT,
 	.small_queue = 8, .send_slots = SLOTS, .long_tags = 4, .window = 16,
 	.ack_every = 4, .ack_delay_us = 10, .retrans_us = 1000,
-	.nack_backoff_us = 1, .liveness_ms = 60000, .dma_min = SIZE_MAX,
+	.nack_backoff_us = 1, .liveness_ms = 60000, .peer_timeout_ms = 60000,
 };
 
 /* What the host posted, by the order of its posts (slots come from a free
@@ -44,8 +44,8 @@ struct fake {
 	uint8_t slot[PKT];
 };
 
-static int fake_rx(void *ctx, const struct bip_pkt_hdr **hdr,
-		   const void **payload)
+static int fake_peek(void *ctx, const struct bip_pkt_hdr **hdr,
+		     const void **payload, size_t *avail)
 {
 	struct fake *f = ctx;
 	uint16_t len;
@@ -64,19 +64,27 @@ static int fake_rx(void *ctx, const struct bip_pkt_hdr **hdr,
 	memcpy(f->slot, f->p, len);
 	*hdr = &f->hdr;
 	*payload = f->slot;
+	*avail = PKT;
 	f->p += len;
 	f->left -= len;
 	return 0;
 }
 
-static void fake_rx_done(void *ctx)
+static void fake_release(void *ctx)
 {
 }
 
-static int fake_tx(void *ctx, int peer, const struct bip_pkt_hdr *hdr,
-		   const void *payload, size_t len)
+/* What the NIC sends goes nowhere. */
+static struct bip_pkt_hdr *fake_reserve(void *ctx, int peer, size_t len)
 {
-	return 0;
+	static uint8_t out[sizeof(struct bip_pkt_hdr) + PKT];
+
+	return (struct bip_pkt_hdr *)out;
+}
+
+static void fake_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
+			size_t len)
+{
 }
 
 static int fake_peer_state(void *ctx, int peer)
@@ -88,11 +96,13 @@ static void fake_wait(void *ctx, unsigned timeout_us)
 {
 }
 
-static struct bipfw_wire wire = {
+static struct bipfw_wire_class wire = {
 	.name = "fuzz",
-	.tx = fake_tx,
-	.rx = fake_rx,
-	.rx_done = fake_rx_done,
+	.scope = BIPFW_SCOPE_NETWORK,
+	.reserve = fake_reserve,
+	.commit = fake_commit,
+	.peek = fake_peek,
+	.release = fake_release,
 	.peer_state = fake_peer_state,
 	.wait = fake_wait,
 };
@@ -164,8 +174,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	f.left = 0;
 	wire.flags = data[0] & 1 ? BIPFW_WIRE_LOSSY : 0;
-	if (bipfw_create(&cfg, &wire, &f, &fw))
+	if (bipfw_create(&cfg, &fw) || bipfw_wire_add(fw, &wire, &f) != 0)
 		abort();
+	for (int i = 1; i < NODES; i++)
+		bipfw_port_set(fw, i, 0);
 	bipfw_post_long(fw, 1, SEND_TAG, sbuf, sizeof(sbuf), 0, &gen);
 	bipfw_post_long(fw, 1, READY_TAG, sbuf, sizeof(sbuf),
 			BIPFW_LONG_READY, &gen);

@@ -15,7 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "firmware.h"
+#include "bip_errno.h"
+#include "wire/shm.h"
 #include "log.h"
 
 #define KEY 0x5eedull
@@ -23,10 +24,33 @@
 #define PKT 4096
 #define SLOTS 4
 
-static const struct bipfw_shm_params params = {
+static const struct bipfw_wire_params params = {
 	.node = 0, .nnodes = 2, .job_key = KEY, .secret = SECRET,
-	.packet_size = PKT, .ring_slots = SLOTS, .cma_min = SIZE_MAX,
+	.packet_size = PKT,
 };
+
+/* Open with rings of SLOTS packets (the class reads its knobs). */
+static int shm_open(const struct bipfw_wire_params *p, struct bipfw_shm **s)
+{
+	setenv("BIP_SHM_RING_SLOTS", "4", 1);
+	_Static_assert(SLOTS == 4, "BIP_SHM_RING_SLOTS above is SLOTS");
+	return bipfw_shm_open(p, s);
+}
+
+/* What the NIC program does to send: reserve, write, commit. */
+static int shm_send(struct bipfw_shm *shm, int peer,
+		    const struct bip_pkt_hdr *h, const void *payload,
+		    size_t len)
+{
+	struct bip_pkt_hdr *pkt = bipfw_shm_class.reserve(shm, peer, len);
+
+	if (!pkt)
+		return -BIP_EAGAIN;
+	memcpy(pkt + 1, payload, len);
+	memcpy(pkt, h, sizeof(*h));
+	bipfw_shm_class.commit(shm, peer, pkt, len);
+	return 0;
+}
 
 static struct bipfw_shm *shm;
 
@@ -39,12 +63,12 @@ static void close_endpoint(void)
  * process, removed at exit. */
 static struct bipfw_shm *endpoint(void)
 {
-	struct bipfw_shm_params p = params;
+	struct bipfw_wire_params p = params;
 
 	if (shm)
 		return shm;
 	p.secret ^= (uint64_t)getpid() << 20;
-	if (bipfw_shm_open(&p, &shm))
+	if (shm_open(&p, &shm))
 		abort();
 	atexit(close_endpoint);
 	bip_log_threshold = -1; /* every input is a malformed segment */
@@ -73,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct bip_pkt_hdr *hdr;
 	const void *payload;
 	static uint8_t page[PKT];
-	size_t len;
+	size_t len, avail;
 
 	if (!reporting++ && getenv("FUZZ_REPORT"))
 		atexit(report);
@@ -88,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (bipfw_shm_attach(shm, 1, 4242, seg, size - 1) == 0) {
 			attached++;
 			for (int i = 0; i < 2 * SLOTS; i++, sent++)
-				if (bipfw_shm_wire.tx(shm, 1, &h, page, PKT))
+				if (shm_send(shm, 1, &h, page, PKT))
 					break;
 		}
 		free(seg);
@@ -101,13 +125,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(ring, 0, len);
 		memcpy(ring, data + 1, size - 1 < len ? size - 1 : len);
 		for (int i = 0; i < 2 * SLOTS; i++) {
-			if (bipfw_shm_wire.rx(shm, &hdr, &payload))
+			if (bipfw_shm_class.peek(shm, &hdr, &payload, &avail))
 				break;
 			/* What the NIC program reads: a header, and up to a
 			 * packet of payload after it. */
-			memcpy(page, payload, PKT);
+			memcpy(page, payload, avail);
 			memcpy(page, hdr, sizeof(*hdr));
-			bipfw_shm_wire.rx_done(shm);
+			bipfw_shm_class.release(shm);
 			read_pkts++;
 		}
 	}
@@ -133,7 +157,7 @@ static void save(const char *dir, const char *name, const void *buf,
 
 int main(int argc, char **argv)
 {
-	struct bipfw_shm_params peer = params;
+	struct bipfw_wire_params peer = params;
 	struct bipfw_shm *a, *b;
 	size_t len;
 	uint8_t *ring;
@@ -144,9 +168,9 @@ int main(int argc, char **argv)
 	}
 	/* Node 1's real segment, as node 0 would find it. */
 	peer.node = 1;
-	if (bipfw_shm_open(&params, &a))
+	if (shm_open(&params, &a))
 		return 1;
-	if (bipfw_shm_open(&peer, &b))
+	if (shm_open(&peer, &b))
 		return 1;
 	{
 		char name[BIPFW_SHM_NAME_MAX], path[80];
@@ -183,7 +207,7 @@ int main(int argc, char **argv)
 			return 1;
 		ring = bipfw_shm_inbound(a, 1, &len);
 		for (int i = 0; i < 3; i++)
-			bipfw_shm_wire.tx(b, 0, &h, data, h.len);
+			shm_send(b, 0, &h, data, h.len);
 		save(argv[1], "ring", ring, len, 0);
 	}
 	bipfw_shm_close(b);

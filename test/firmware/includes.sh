@@ -9,7 +9,8 @@ bad=0 n=0
 for f in "$s"/firmware/*.[ch] "$s"/firmware/wire/*.[ch]; do
 	for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
 		n=$((n + 1))
-		[ -f "$s/firmware/$inc" ] || [ -f "$s/common/$inc" ] && continue
+		[ -f "$(dirname "$f")/$inc" ] || [ -f "$s/firmware/$inc" ] ||
+			[ -f "$s/common/$inc" ] && continue
 		echo "FAILED: ${f#"$s"/} includes \"$inc\", which is neither in src/firmware nor in src/common"
 		bad=1
 	done

@@ -8,12 +8,15 @@
 struct simpkt {
 	struct bip_pkt_hdr hdr;
 	uint8_t *payload;
+	size_t len;
 };
 
 struct simport {
 	struct simwire_net *net;
 	int node;
 	bool dead;
+	size_t dma_min;
+	uint8_t *out; /* the packet being written (reserve to commit) */
 	struct simpkt *q; /* inbound queue (capacity entries) */
 	unsigned head, count;
 	struct simpkt cur;
@@ -73,14 +76,33 @@ void simwire_free(struct simwire_net *net)
 		for (unsigned k = 0; k < p->count; k++)
 			free(p->q[(p->head + k) % net->f.capacity].payload);
 		free(p->q);
+		free(p->out);
 	}
 	free(net->ports);
 	free(net);
 }
 
-void *simwire_port(struct simwire_net *net, int node)
+int simwire_nic(struct simwire_net *net, int node,
+		const struct bipfw_config *cfg, size_t dma_min,
+		struct bipfw **fw_p)
 {
-	return &net->ports[node];
+	struct simport *me = &net->ports[node];
+	int rc = bipfw_create(cfg, fw_p);
+
+	if (rc)
+		return rc;
+	me->dma_min = dma_min;
+	free(me->out);
+	me->out = malloc(sizeof(struct bip_pkt_hdr) + cfg->packet_size);
+	rc = bipfw_wire_add(*fw_p, &simwire_class, me);
+	for (int i = 0; rc >= 0 && i < net->nnodes; i++)
+		if (i != node)
+			rc = bipfw_port_set(*fw_p, i, 0);
+	if (rc < 0) {
+		bipfw_destroy(*fw_p);
+		return rc;
+	}
+	return 0;
 }
 
 void simwire_kill(struct simwire_net *net, int node)
@@ -107,26 +129,36 @@ static void enqueue(struct simport *dst, const struct simpkt *pkt,
 static struct simpkt copy_pkt(const struct bip_pkt_hdr *hdr,
 			      const void *payload, size_t len)
 {
-	struct simpkt p = { .hdr = *hdr, .payload = malloc(len ? len : 1) };
+	struct simpkt p = { .hdr = *hdr, .payload = malloc(len ? len : 1),
+			    .len = len };
 
 	if (len)
 		memcpy(p.payload, payload, len);
 	return p;
 }
 
-static int sim_tx(void *ctx, int peer, const struct bip_pkt_hdr *hdr,
-		  const void *payload, size_t len)
+static struct bip_pkt_hdr *sim_reserve(void *ctx, int peer, size_t len)
+{
+	struct simport *me = ctx;
+	struct simport *dst = &me->net->ports[peer];
+
+	if (dst->count + 2 > me->net->f.capacity)
+		return NULL;
+	return (struct bip_pkt_hdr *)me->out;
+}
+
+static void sim_commit(void *ctx, int peer, struct bip_pkt_hdr *hdr,
+		       size_t len)
 {
 	struct simport *me = ctx;
 	struct simwire_net *net = me->net;
 	struct simport *dst = &net->ports[peer];
+	const void *payload = hdr + 1;
 	struct simpkt p;
 
-	if (dst->count + 2 > net->f.capacity)
-		return -BIP_EAGAIN;
 	net->sent[hdr->type]++;
 	if (dst->dead || chance(net, net->f.loss_pct))
-		return 0;
+		return;
 	p = copy_pkt(hdr, payload, len);
 	if (chance(net, net->f.corrupt_pct)) {
 		size_t total = sizeof(p.hdr) + len;
@@ -152,7 +184,6 @@ static int sim_tx(void *ctx, int peer, const struct bip_pkt_hdr *hdr,
 		bipfw_hdr_seal(&x.hdr);
 		enqueue(dst, &x, false);
 	}
-	return 0;
 }
 
 void simwire_inject(struct simwire_net *net, int dst,
@@ -161,12 +192,15 @@ void simwire_inject(struct simwire_net *net, int dst,
 {
 	struct simpkt p = copy_pkt(hdr, payload, len);
 
+	/* Checksummed as on any lossy wire: only its content is forged. */
+	p.hdr.flags |= BIP_PKTF_CSUM;
+	p.hdr.csum = bipfw_csum(payload, len);
 	bipfw_hdr_seal(&p.hdr);
 	enqueue(&net->ports[dst], &p, false);
 }
 
-static int sim_rx(void *ctx, const struct bip_pkt_hdr **hdr,
-		  const void **payload)
+static int sim_peek(void *ctx, const struct bip_pkt_hdr **hdr,
+		    const void **payload, size_t *avail)
 {
 	struct simport *me = ctx;
 
@@ -177,10 +211,11 @@ static int sim_rx(void *ctx, const struct bip_pkt_hdr **hdr,
 	me->count--;
 	*hdr = &me->cur.hdr;
 	*payload = me->cur.payload;
+	*avail = me->cur.len;
 	return 0;
 }
 
-static void sim_rx_done(void *ctx)
+static void sim_release(void *ctx)
 {
 	struct simport *me = ctx;
 
@@ -192,6 +227,8 @@ static void sim_rx_done(void *ctx)
 static int sim_dma_write(void *ctx, int peer, uint64_t addr, const void *src,
 			 size_t len)
 {
+	if (len < ((struct simport *)ctx)->dma_min)
+		return -BIP_EAGAIN;
 	memcpy((void *)(uintptr_t)addr, src, len);
 	return 0;
 }
@@ -207,23 +244,15 @@ static void sim_wait(void *ctx, unsigned timeout_us)
 {
 }
 
-const struct bipfw_wire simwire_wire = {
+const struct bipfw_wire_class simwire_class = {
 	.name = "sim",
 	.flags = BIPFW_WIRE_LOSSY,
-	.tx = sim_tx,
-	.rx = sim_rx,
-	.rx_done = sim_rx_done,
+	.scope = BIPFW_SCOPE_NETWORK,
+	.reserve = sim_reserve,
+	.commit = sim_commit,
+	.peek = sim_peek,
+	.release = sim_release,
 	.dma_write = sim_dma_write,
-	.peer_state = sim_peer_state,
-	.wait = sim_wait,
-};
-
-const struct bipfw_wire simwire_wire_nodma = {
-	.name = "sim-nodma",
-	.flags = BIPFW_WIRE_LOSSY,
-	.tx = sim_tx,
-	.rx = sim_rx,
-	.rx_done = sim_rx_done,
 	.peer_state = sim_peer_state,
 	.wait = sim_wait,
 };

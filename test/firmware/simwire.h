@@ -18,16 +18,18 @@ struct simwire_net;
 struct simwire_net *simwire_new(int nnodes, uint64_t seed,
 				const struct simwire_faults *faults);
 void simwire_free(struct simwire_net *net);
-/* The wire context of one node, for bipfw_create. */
-void *simwire_port(struct simwire_net *net, int node);
+/* A NIC for node on the simulated wire, every peer on it. Long messages
+ * of at least dma_min bytes go by (simulated) DMA; SIZE_MAX: never. */
+int simwire_nic(struct simwire_net *net, int node,
+		const struct bipfw_config *cfg, size_t dma_min,
+		struct bipfw **fw_p);
 /* Make a node look dead to its peers. */
 void simwire_kill(struct simwire_net *net, int node);
 
-extern const struct bipfw_wire simwire_wire;     /* lossy, with DMA */
-extern const struct bipfw_wire simwire_wire_nodma;
+extern const struct bipfw_wire_class simwire_class; /* lossy, with DMA */
 
 /* Put a packet of our own making on the wire toward node dst (tests of
- * malformed input). */
+ * malformed input), its checksums made as a sender makes them. */
 void simwire_inject(struct simwire_net *net, int dst,
 		    const struct bip_pkt_hdr *hdr, const void *payload,
 		    size_t len);

@@ -35,7 +35,7 @@ static struct bipfw_config config(int node, unsigned small_queue)
 		.packet_size = PKT, .small_queue = small_queue,
 		.send_slots = 16, .long_tags = 8, .window = 16,
 		.ack_every = 4, .ack_delay_us = 20, .retrans_us = 300,
-		.nack_backoff_us = 5, .liveness_ms = 1, .dma_min = 2 * PKT,
+		.nack_backoff_us = 5, .liveness_ms = 1, .peer_timeout_ms = 60000,
 	};
 }
 
@@ -250,9 +250,8 @@ static struct bipfw_counters run(const struct scenario *sc, uint64_t seed,
 
 	for (int i = 0; i < NN; i++) {
 		struct bipfw_config c = config(i, sc->small_queue);
-		int rc = bipfw_create(&c, sc->dma ? &simwire_wire
-						  : &simwire_wire_nodma,
-				      simwire_port(net, i), &nodes[i].fw);
+		int rc = simwire_nic(net, i, &c, sc->dma ? 2 * PKT : SIZE_MAX,
+				     &nodes[i].fw);
 
 		CHECK(rc == 0, "create: %s", bip_strerror(rc));
 		for (int s = 0; s < NN; s++)
@@ -360,7 +359,7 @@ struct duo {
 	struct bipfw *fw[NN];
 };
 
-static void duo_open(struct duo *d, bool dma)
+static void duo_open(struct duo *d)
 {
 	static const struct simwire_faults none = { 0 };
 
@@ -368,9 +367,7 @@ static void duo_open(struct duo *d, bool dma)
 	for (int i = 0; i < NN; i++) {
 		struct bipfw_config c = config(i, 8);
 
-		c.dma_min = SIZE_MAX;
-		bipfw_create(&c, dma ? &simwire_wire : &simwire_wire_nodma,
-			     simwire_port(d->net, i), &d->fw[i]);
+		simwire_nic(d->net, i, &c, SIZE_MAX, &d->fw[i]);
 	}
 }
 
@@ -404,7 +401,7 @@ static void test_packetizer(void)
 		uint32_t sg, rg;
 		int node = -1, slot, rc;
 
-		duo_open(&d, false);
+		duo_open(&d);
 		for (size_t k = 0; k < len; k++)
 			src[k] = (uint8_t)(k * 3 + i);
 		memset(dst, 0, sizeof(dst));
@@ -438,7 +435,7 @@ static void test_truncation(void)
 	size_t got;
 	int node, slot;
 
-	duo_open(&d, false);
+	duo_open(&d);
 	slot = bipfw_post_long(d.fw[0], 1, 1, src, sizeof(src), 0, &sg);
 	bipfw_post_lrecv(d.fw[1], 1, dst, sizeof(dst), &rg);
 	duo_steps(&d, 20);
@@ -501,7 +498,7 @@ static void test_ready(void)
 
 	for (size_t k = 0; k < sizeof(src); k++)
 		src[k] = (uint8_t)(k * 7 + 1);
-	duo_open(&d, true);
+	duo_open(&d);
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
 		uint64_t rts = simwire_sent(d.net, BIP_PKT_LONG_RTS);
 		uint64_t cts = simwire_sent(d.net, BIP_PKT_LONG_CTS);
@@ -560,7 +557,7 @@ static void test_ready_same_id(void)
 
 	for (size_t k = 0; k < sizeof(src); k++)
 		src[k] = (uint8_t)(k * 11 + 5);
-	duo_open(&d, false);
+	duo_open(&d);
 	rc = ready_once(&d, src, 2 * PKT + 9, dst, SIZE_MAX, &rrc, &got);
 	CHECK(rc == -BIP_ENOTREADY, "no receive posted: send %s",
 	      bip_strerror(rc));
@@ -594,8 +591,7 @@ static void test_rebase(void)
 	for (int i = 0; i < NN; i++) {
 		struct bipfw_config c = config(i, 8);
 
-		bipfw_create(&c, &simwire_wire_nodma, simwire_port(d.net, i),
-			     &d.fw[i]);
+		simwire_nic(d.net, i, &c, SIZE_MAX, &d.fw[i]);
 	}
 	slot = bipfw_post_long(d.fw[0], 1, 2, src, sizeof(src), 0, &sg);
 	duo_steps(&d, 2); /* announced, not answered: nothing to answer */
@@ -634,8 +630,7 @@ static void test_ready_lossy(void)
 	for (int i = 0; i < NN; i++) {
 		struct bipfw_config c = config(i, 8);
 
-		bipfw_create(&c, &simwire_wire_nodma, simwire_port(d.net, i),
-			     &d.fw[i]);
+		simwire_nic(d.net, i, &c, SIZE_MAX, &d.fw[i]);
 	}
 	for (int k = 0; k < 200; k++) {
 		size_t len = simwire_rand(d.net) % sizeof(src), got = 0;
@@ -660,7 +655,7 @@ static void test_peer_death(void)
 	size_t got;
 	int node, slot;
 
-	duo_open(&d, false);
+	duo_open(&d);
 	/* A send to a receiver that never posts, then the receiver dies. */
 	slot = bipfw_post_long(d.fw[0], 1, 0, src, sizeof(src), 0, &sg);
 	CHECK(bipfw_post_lrecv(d.fw[0], 3, src, sizeof(src), &rg) == 0,
@@ -697,7 +692,7 @@ static void test_malformed_data(void)
 	uint32_t sg, rg;
 	struct bipfw_lrecv *r;
 
-	duo_open(&d, false);
+	duo_open(&d);
 	memset(area, 0xee, sizeof(area));
 	bipfw_post_long(d.fw[0], 1, 0, src, sizeof(src), 0, &sg);
 	bipfw_post_lrecv(d.fw[1], 0, dst, 4096, &rg);
@@ -751,7 +746,7 @@ static void test_closed_peer(void)
 	struct duo d;
 	uint32_t sg, rg;
 
-	duo_open(&d, false);
+	duo_open(&d);
 	bipfw_post_long(d.fw[0], 1, 2, src, sizeof(src), 0, &sg);
 	bipfw_step(d.fw[0]); /* the RTS is on the wire */
 	bipfw_peer_lost(d.fw[1], 0, BIPFW_PEER_CLOSED);
@@ -771,7 +766,7 @@ static void test_host_errors(void)
 	uint32_t g;
 	int n = 0, rc;
 
-	duo_open(&d, false);
+	duo_open(&d);
 	CHECK(post_small(d.fw[0], 0, buf, 1) == -BIP_ENODE, "self");
 	CHECK(post_small(d.fw[0], NN, buf, 1) == -BIP_ENODE, "range");
 	CHECK(post_small(d.fw[0], -1, buf, 1) == -BIP_ENODE, "neg");

@@ -26,8 +26,8 @@
 
 #include "bip_errno.h"
 #include "bip_field.h"
-#include "firmware.h"
 #include "log.h"
+#include "shm.h"
 
 #define SEG_MAGIC 0x3170696273686d31ull /* "1mhsbip1" */
 #define SEG_VERSION 1
@@ -98,27 +98,34 @@ struct shm_peer {
 	bool mapped;         /* seg is ours to unmap (not a test's memory) */
 };
 
+/* The class's knobs. */
+struct shm_knobs {
+	unsigned ring_slots; /* slots per inbound ring */
+	size_t cma_min;      /* long messages of at least this size go by
+			      * cross-memory attach (SIZE_MAX: never) */
+};
+
 static const struct bip_knob_def knobs[] = {
 	{ { "BIP_SHM_RING_SLOTS", "count", "32",
 	    "Packets each shared-memory ring holds (one ring per peer)." },
 	  BIP_KNOB_COUNT, 2, 65536, NULL,
-	  BIP_KNOB_UINT(struct bipfw_shm_params, ring_slots) },
+	  BIP_KNOB_UINT(struct shm_knobs, ring_slots) },
 	{ { "BIP_SHM_CMA_MIN", "size|never", "never",
 	    "Long messages of at least this size go by single-copy "
 	    "cross-memory attach instead of the two-copy rings (the rings "
 	    "measured faster at every size here)." },
 	  BIP_KNOB_SIZE, 0, SIZE_MAX, NULL,
-	  BIP_KNOB_SIZE_T(struct bipfw_shm_params, cma_min) },
+	  BIP_KNOB_SIZE_T(struct shm_knobs, cma_min) },
 };
 
-const struct bip_knob_table bipfw_shm_knobs = BIP_KNOB_TABLE(knobs);
+static const struct bip_knob_table shm_knobs = BIP_KNOB_TABLE(knobs);
 
 struct bipfw_shm {
-	struct bipfw_shm_params p;
+	struct bipfw_wire_params p;
+	struct shm_knobs k;
 	struct seg_hdr *self;
 	size_t size;
 	uint32_t slot_size;
-	char host[HOST_NAME_MAX + 1];
 	struct shm_peer *peers;
 	struct ring **in; /* our inbound rings, by source (NULL for self) */
 	uint64_t *tails;  /* consumer positions of our inbound rings */
@@ -154,7 +161,7 @@ void bipfw_shm_name(char *buf, size_t len, uint64_t secret, uint64_t job_key,
 		 bipfw_siphash(key, msg, sizeof(msg)));
 }
 
-int bipfw_shm_remove(uint64_t secret, uint64_t job_key, int node)
+static int shm_cleanup(uint64_t secret, uint64_t job_key, int node)
 {
 	char path[sizeof("/dev/shm/") + BIPFW_SHM_NAME_MAX] = "/dev/shm/";
 	const size_t dir = strlen(path);
@@ -275,7 +282,7 @@ static int create_segment(struct bipfw_shm *shm, const char *name)
 	return 0;
 }
 
-int bipfw_shm_open(const struct bipfw_shm_params *params,
+int bipfw_shm_open(const struct bipfw_wire_params *params,
 		   struct bipfw_shm **shm_p)
 {
 	struct bipfw_shm *shm;
@@ -285,7 +292,6 @@ int bipfw_shm_open(const struct bipfw_shm_params *params,
 	int rc, n = params->nnodes;
 
 	if (n < 1 || params->node < 0 || params->node >= n || !params->secret ||
-	    params->ring_slots < 2 || params->ring_slots > RING_SLOTS_MAX ||
 	    params->packet_size < BIP_SMALL_MAX ||
 	    params->packet_size > UINT32_MAX / 2)
 		return -BIP_EINVAL;
@@ -293,12 +299,15 @@ int bipfw_shm_open(const struct bipfw_shm_params *params,
 	if (!shm)
 		return -BIP_ENOMEM;
 	shm->p = *params;
+	rc = bip_knob_table_load(&shm_knobs, &shm->k);
+	if (rc)
+		goto fail;
 	/* Slots on 128-byte boundaries: a header and the first payload line
 	 * form the pair of lines the hardware fetches together. */
 	shm->slot_size = (uint32_t)((sizeof(struct bip_pkt_hdr) +
 				     params->packet_size + 2 * CACHELINE - 1) &
 				    ~(size_t)(2 * CACHELINE - 1));
-	ring_size = ring_bytes(shm->slot_size, params->ring_slots);
+	ring_size = ring_bytes(shm->slot_size, shm->k.ring_slots);
 	shm->size = RING_OFF + ring_size * (size_t)(n - 1);
 	shm->peers = calloc((size_t)n, sizeof(*shm->peers));
 	shm->tails = calloc((size_t)n, sizeof(*shm->tails));
@@ -309,8 +318,6 @@ int bipfw_shm_open(const struct bipfw_shm_params *params,
 	}
 	for (int i = 0; i < n; i++)
 		shm->peers[i].pidfd = -1;
-	if (gethostname(shm->host, sizeof(shm->host) - 1) < 0)
-		strcpy(shm->host, "localhost");
 
 	seg_path(shm, params->node, name, sizeof(name));
 	rc = create_segment(shm, name);
@@ -326,7 +333,7 @@ int bipfw_shm_open(const struct bipfw_shm_params *params,
 	h->pid = getpid();
 	h->self_addr = (uint64_t)(uintptr_t)h;
 	h->slot_size = shm->slot_size;
-	h->nslots = params->ring_slots;
+	h->nslots = shm->k.ring_slots;
 	h->ring_off = RING_OFF;
 	h->ring_size = ring_size;
 	for (int src = 0; src < n; src++)
@@ -338,7 +345,7 @@ int bipfw_shm_open(const struct bipfw_shm_params *params,
 		shm->linked = false;
 	}
 	/* Siblings may only attach to us if we say so (Yama ptrace scope). */
-	if (params->cma_min != SIZE_MAX)
+	if (shm->k.cma_min != SIZE_MAX)
 		(void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	*shm_p = shm;
 	return 0;
@@ -349,8 +356,8 @@ fail:
 
 int bipfw_shm_card(const struct bipfw_shm *shm, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "shm,%s,%d,%d,%016" PRIx64, shm->host,
-			 (int)getpid(), shm->p.node, shm->p.job_key);
+	int n = snprintf(buf, len, "shm,%d,%d,%016" PRIx64, (int)getpid(),
+			 shm->p.node, shm->p.job_key);
 
 	return n < 0 || (size_t)n >= len ? -BIP_ETOOLONG : 0;
 }
@@ -461,7 +468,7 @@ int bipfw_shm_attach(struct bipfw_shm *shm, int peer, int pid, void *seg,
 	pp->slot_size = h.slot_size;
 	pp->out = ring_at(seg, peer, h.ring_size, shm->p.node);
 	pp->head = pp->tail_seen = atomic_load(&pp->out->tail);
-	pp->cma = shm->p.cma_min != SIZE_MAX && cma_works(pp, h.self_addr);
+	pp->cma = shm->k.cma_min != SIZE_MAX && cma_works(pp, h.self_addr);
 	return 0;
 }
 
@@ -471,7 +478,6 @@ int bipfw_shm_card_parse(const char *card, struct bipfw_shm_card *c)
 	uint64_t pid, node;
 
 	if (!bip_field_lit(&p, ',', "shm") ||
-	    !bip_field_str(&p, ',', NULL, c->host, sizeof(c->host)) ||
 	    !bip_field_uint(&p, ',', 10, INT32_MAX, &pid) || !pid ||
 	    !bip_field_uint(&p, ',', 10, 0xffff, &node) ||
 	    !bip_field_uint(&p, '\0', 16, UINT64_MAX, &c->job_key) || *p)
@@ -498,8 +504,6 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 	rc = bipfw_shm_card_parse(card, &c);
 	if (rc)
 		return rc;
-	if (strcmp(c.host, shm->host) != 0)
-		return -BIP_EWIRE;
 	if (c.node != peer || c.job_key != shm->p.job_key) {
 		bip_err("card of node %d/job %016" PRIx64 " given for node %d",
 			c.node, c.job_key, peer);
@@ -553,34 +557,39 @@ void bipfw_shm_close(struct bipfw_shm *shm)
 
 void *bipfw_shm_inbound(struct bipfw_shm *shm, int src, size_t *len_p)
 {
-	*len_p = ring_bytes(shm->slot_size, shm->p.ring_slots);
+	*len_p = ring_bytes(shm->slot_size, shm->k.ring_slots);
 	shm->tails[src] = 0;
 	return shm->in[src];
 }
 
 /* --- wire operations ---------------------------------------------------- */
 
-static int shm_tx(void *ctx, int peer, const struct bip_pkt_hdr *hdr,
-		  const void *payload, size_t len)
+/* The next slot of our ring in the peer's segment, if it has room. */
+static struct bip_pkt_hdr *shm_reserve(void *ctx, int peer, size_t len)
 {
-	struct bipfw_shm *shm = ctx;
-	struct shm_peer *pp = &shm->peers[peer];
-	struct seg_hdr *s = pp->seg;
-	uint8_t *slot;
+	struct shm_peer *pp = &((struct bipfw_shm *)ctx)->peers[peer];
 
-	if (!s)
-		return -BIP_ESTATE;
+	(void)len; /* every slot holds a header and a full packet */
+	if (!pp->seg)
+		return NULL;
 	if (pp->head - pp->tail_seen >= pp->nslots) {
 		pp->tail_seen = atomic_load_explicit(&pp->out->tail,
 						     memory_order_acquire);
 		if (pp->head - pp->tail_seen >= pp->nslots)
-			return -BIP_EAGAIN;
+			return NULL;
 	}
-	slot = pp->out->slots + (pp->head % pp->nslots) * pp->slot_size;
-	if (len)
-		memcpy(slot + sizeof(*hdr), payload, len);
-	memcpy(slot, hdr, offsetof(struct bip_pkt_hdr, link));
-	atomic_store_explicit(slot_stamp(slot), ++pp->head,
+	return (struct bip_pkt_hdr *)(pp->out->slots +
+				      (pp->head % pp->nslots) * pp->slot_size);
+}
+
+/* The slot is written: its stamp makes it visible to the consumer. */
+static void shm_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
+		       size_t len)
+{
+	struct shm_peer *pp = &((struct bipfw_shm *)ctx)->peers[peer];
+	struct seg_hdr *s = pp->seg;
+
+	atomic_store_explicit(slot_stamp((uint8_t *)pkt), ++pp->head,
 			      memory_order_release);
 	/* Pairs with the fence in shm_wait: either it sees our packet or we
 	 * see it asleep and ring. */
@@ -589,14 +598,13 @@ static int shm_tx(void *ctx, int peer, const struct bip_pkt_hdr *hdr,
 		atomic_fetch_add(&s->doorbell, 1);
 		futex(&s->doorbell, FUTEX_WAKE, 1, NULL);
 	}
-	return 0;
 }
 
 /* Our own geometry, from our private copy: peers can write our header. */
 static uint8_t *next_slot(struct bipfw_shm *shm, int src)
 {
 	return shm->in[src]->slots +
-	       (shm->tails[src] % shm->p.ring_slots) * shm->slot_size;
+	       (shm->tails[src] % shm->k.ring_slots) * shm->slot_size;
 }
 
 static bool ring_ready(struct bipfw_shm *shm, int src)
@@ -607,8 +615,8 @@ static bool ring_ready(struct bipfw_shm *shm, int src)
 
 /* Look at every inbound ring once, from rx_next on (round-robin). This is
  * the idle loop's hot path: no division, precomputed ring pointers. */
-static int shm_rx(void *ctx, const struct bip_pkt_hdr **hdr,
-		  const void **payload)
+static int shm_peek(void *ctx, const struct bip_pkt_hdr **hdr,
+		    const void **payload, size_t *avail)
 {
 	struct bipfw_shm *shm = ctx;
 	int n = shm->p.nnodes, src = shm->rx_next;
@@ -621,13 +629,14 @@ static int shm_rx(void *ctx, const struct bip_pkt_hdr **hdr,
 		slot = next_slot(shm, src);
 		*hdr = (const struct bip_pkt_hdr *)slot;
 		*payload = slot + sizeof(struct bip_pkt_hdr);
+		*avail = shm->p.packet_size; /* a slot holds a full packet */
 		shm->rx_cur = src;
 		return 0;
 	}
 	return -BIP_EAGAIN;
 }
 
-static void shm_rx_done(void *ctx)
+static void shm_release(void *ctx)
 {
 	struct bipfw_shm *shm = ctx;
 	int src = shm->rx_cur;
@@ -644,7 +653,7 @@ static int shm_dma_write(void *ctx, int peer, uint64_t addr, const void *src,
 	struct shm_peer *pp = &shm->peers[peer];
 	size_t done = 0;
 
-	if (!pp->cma)
+	if (!pp->cma || len < shm->k.cma_min)
 		return -BIP_EAGAIN;
 	while (done < len) {
 		struct iovec local = { (void *)((const uint8_t *)src + done),
@@ -702,18 +711,7 @@ awake:
 	atomic_store(&s->sleeping, 0);
 }
 
-const struct bipfw_wire bipfw_shm_wire = {
-	.name = "shm",
-	.flags = 0,
-	.tx = shm_tx,
-	.rx = shm_rx,
-	.rx_done = shm_rx_done,
-	.dma_write = shm_dma_write,
-	.peer_state = shm_peer_state,
-	.wait = shm_wait,
-};
-
-int bipfw_cma_probe(void)
+static int cma_probe(void)
 {
 	int fds[2], rc = 0;
 	volatile uint64_t word = SEG_MAGIC, got = 0;
@@ -752,3 +750,59 @@ int bipfw_cma_probe(void)
 	waitpid(child, NULL, 0);
 	return rc;
 }
+
+static int shm_probe(char *state, size_t len)
+{
+	int cma = cma_probe();
+
+	if (cma)
+		snprintf(state, len,
+			 "cross-memory attach unavailable (%s): long messages "
+			 "use the rings",
+			 strerror(-cma));
+	else
+		snprintf(state, len, "cross-memory attach available");
+	return 0;
+}
+
+/* --- the class ------------------------------------------------------------ */
+
+static int shm_open_ctx(const struct bipfw_wire_params *p, void **ctx_p)
+{
+	return bipfw_shm_open(p, (struct bipfw_shm **)ctx_p);
+}
+
+static void shm_close_ctx(void *ctx)
+{
+	bipfw_shm_close(ctx);
+}
+
+static int shm_card_ctx(void *ctx, char *buf, size_t len)
+{
+	return bipfw_shm_card(ctx, buf, len);
+}
+
+static int shm_connect_ctx(void *ctx, int peer, const char *card)
+{
+	return bipfw_shm_connect(ctx, peer, card);
+}
+
+const struct bipfw_wire_class bipfw_shm_class = {
+	.name = "shm",
+	.flags = 0,
+	.scope = BIPFW_SCOPE_HOST,
+	.knobs = &shm_knobs,
+	.open = shm_open_ctx,
+	.close = shm_close_ctx,
+	.card = shm_card_ctx,
+	.connect = shm_connect_ctx,
+	.reserve = shm_reserve,
+	.commit = shm_commit,
+	.peek = shm_peek,
+	.release = shm_release,
+	.dma_write = shm_dma_write,
+	.peer_state = shm_peer_state,
+	.wait = shm_wait,
+	.cleanup = shm_cleanup,
+	.probe = shm_probe,
+};

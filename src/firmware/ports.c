@@ -1,0 +1,303 @@
+/*
+ * ports.c - which wire carries each peer: the wire classes built in, opening
+ * those a job needs, the cards that list a process's addresses, the choice
+ * of a wire per peer at connect time, and sleeping on every open wire.
+ */
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "nic.h"
+#include "wire/shm.h"
+#include "wire/udp.h"
+
+const struct bipfw_wire_class *const bipfw_wire_classes[] = {
+	&bipfw_shm_class,
+	&bipfw_udp_class,
+	NULL,
+};
+
+#define NCLASSES (sizeof(bipfw_wire_classes) / sizeof(bipfw_wire_classes[0]) - 1)
+
+/* BIP_WIRE's choices: auto, then every class in table order. */
+static const char *const wire_choices[] = { "auto", "shm", "udp", NULL };
+
+_Static_assert(sizeof(wire_choices) / sizeof(wire_choices[0]) == NCLASSES + 2,
+	       "BIP_WIRE lists every wire class");
+
+struct port_knobs {
+	unsigned wire;
+};
+
+static const struct bip_knob_def knobs[] = {
+	{ { "BIP_WIRE", "auto|shm|udp", "auto",
+	    "The wire every peer must use. auto: shm for peers on this host, "
+	    "udp for the others." },
+	  BIP_KNOB_CHOICE, 0, 0, wire_choices,
+	  BIP_KNOB_UINT(struct port_knobs, wire) },
+};
+
+const struct bip_knob_table bipfw_port_knobs = BIP_KNOB_TABLE(knobs);
+
+int bipfw_wire_add(struct bipfw *fw, const struct bipfw_wire_class *cls,
+		   void *ctx)
+{
+	struct bipfw_port *w;
+
+	if (fw->nwires == BIPFW_WIRES_MAX)
+		return -BIP_EINVAL;
+	w = &fw->wires[fw->nwires];
+	w->cls = cls;
+	w->ctx = ctx;
+	w->lossy = cls->flags & BIPFW_WIRE_LOSSY;
+	w->chunk = cls->chunk ? cls->chunk(ctx) : fw->cfg.packet_size;
+	if (w->chunk > fw->cfg.packet_size)
+		w->chunk = fw->cfg.packet_size;
+	return (int)fw->nwires++;
+}
+
+/* Which classes a job needs: what can reach its peers. A forced wire is
+ * the only one; else host-scope wires, and network ones if it spans hosts. */
+static bool class_needed(const struct bipfw *fw, unsigned i,
+			 const struct bipfw_wire_params *p)
+{
+	if (fw->forced)
+		return fw->forced == i + 1;
+	return bipfw_wire_classes[i]->scope == BIPFW_SCOPE_HOST ||
+	       p->nhosts > 1;
+}
+
+int bipfw_wires_open(struct bipfw *fw, const struct bipfw_wire_params *params)
+{
+	struct bipfw_wire_params wp = *params, *p = &wp;
+	struct port_knobs k;
+	int rc = bip_knob_table_load(&bipfw_port_knobs, &k);
+
+	if (rc)
+		return rc;
+	fw->forced = k.wire;
+	wp.cnt = &fw->cnt;
+	for (unsigned i = 0; i < NCLASSES; i++) {
+		const struct bipfw_wire_class *cls = bipfw_wire_classes[i];
+		void *ctx;
+
+		if (!class_needed(fw, i, p))
+			continue;
+		rc = cls->open(p, &ctx);
+		if (rc) {
+			bip_err("cannot open the %s wire: %s", cls->name,
+				bip_strerror(rc));
+			return rc;
+		}
+		rc = bipfw_wire_add(fw, cls, ctx);
+		if (rc < 0) {
+			cls->close(ctx);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+void bipfw_wires_close(struct bipfw *fw)
+{
+	for (unsigned i = 0; i < fw->nwires; i++)
+		if (fw->wires[i].cls->close)
+			fw->wires[i].cls->close(fw->wires[i].ctx);
+	fw->nwires = 0;
+}
+
+int bipfw_cards(const struct bipfw *fw, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (!fw->nwires || !len)
+		return -BIP_EWIRE;
+	buf[0] = '\0';
+	for (unsigned i = 0; i < fw->nwires; i++) {
+		const struct bipfw_port *w = &fw->wires[i];
+		int rc;
+
+		if (i) {
+			if (used + 1 >= len)
+				return -BIP_ETOOLONG;
+			buf[used++] = ';';
+		}
+		rc = w->cls->card(w->ctx, buf + used, len - used);
+		if (rc)
+			return rc;
+		used += strlen(buf + used);
+	}
+	return 0;
+}
+
+#define WIRE_CARD_MAX 256
+
+/* A peer's cards: one or more "name,..." separated by ';', each shorter
+ * than WIRE_CARD_MAX. Names we do not know (a build with other wires) are
+ * allowed; anything else is malformed. */
+static bool cards_valid(const char *cards)
+{
+	const char *c = cards;
+
+	do {
+		size_t name = strspn(c, "abcdefghijklmnopqrstuvwxyz0123456789");
+		size_t clen = strcspn(c, ";");
+
+		if (!name || c[name] != ',' || clen >= WIRE_CARD_MAX)
+			return false;
+		c += clen;
+	} while (*c++ == ';');
+	return true;
+}
+
+/* The peer's card for a class, copied into buf[WIRE_CARD_MAX], or false. */
+static bool card_for(const char *cards, const char *name, char *buf)
+{
+	size_t n = strlen(name);
+
+	for (const char *c = cards;; c++) {
+		size_t clen = strcspn(c, ";");
+
+		if (!strncmp(c, name, n) && c[n] == ',') {
+			memcpy(buf, c, clen);
+			buf[clen] = '\0';
+			return true;
+		}
+		c += clen;
+		if (!*c)
+			return false;
+	}
+}
+
+static void port_take(struct bipfw *fw, int peer, unsigned wire,
+		      const char *why)
+{
+	struct bipfw_peer *p = &fw->peers[peer];
+
+	p->wire = (uint8_t)wire;
+	p->lossy = fw->wires[wire].lossy;
+	p->why = why;
+	fw->any_lossy |= p->lossy;
+}
+
+int bipfw_connect(struct bipfw *fw, int peer, const char *cards,
+		  bool same_host)
+{
+	char card[WIRE_CARD_MAX];
+	int rc = -BIP_EWIRE;
+
+	if (peer < 0 || peer >= fw->cfg.nnodes || peer == fw->cfg.node)
+		return -BIP_ENODE;
+	if (fw->peers[peer].wire != BIPFW_NO_WIRE)
+		return -BIP_ESTATE;
+	if (!cards_valid(cards))
+		return -BIP_ECARD;
+	/* Open wires are in order of preference: the first that reaches the
+	 * peer and whose card it published carries it. */
+	for (unsigned i = 0; i < fw->nwires; i++) {
+		const struct bipfw_port *w = &fw->wires[i];
+
+		if (w->cls->scope == BIPFW_SCOPE_HOST && !same_host)
+			continue;
+		if (!card_for(cards, w->cls->name, card))
+			continue;
+		rc = w->cls->connect(w->ctx, peer, card);
+		if (rc == -BIP_EWIRE)
+			continue;
+		if (rc)
+			return rc;
+		port_take(fw, peer, i,
+			  fw->forced	       ? "forced by BIP_WIRE"
+			  : same_host	       ? "same host"
+			  : "another host");
+		return 0;
+	}
+	if (fw->forced)
+		bip_err("node %d cannot be reached over BIP_WIRE=%s%s", peer,
+			wire_choices[fw->forced],
+			same_host ? "" : " (it is on another host)");
+	else
+		bip_err("no wire reaches node %d (%s; its card: \"%.80s\")",
+			peer, same_host ? "same host" : "another host", cards);
+	return rc;
+}
+
+int bipfw_port_set(struct bipfw *fw, int peer, unsigned wire)
+{
+	if (peer < 0 || peer >= fw->cfg.nnodes || peer == fw->cfg.node)
+		return -BIP_ENODE;
+	if (wire >= fw->nwires)
+		return -BIP_EINVAL;
+	port_take(fw, peer, wire, "set by the caller");
+	return 0;
+}
+
+const char *bipfw_port_name(const struct bipfw *fw, int peer,
+			    const char **why)
+{
+	const struct bipfw_peer *p = &fw->peers[peer];
+
+	if (p->wire == BIPFW_NO_WIRE)
+		return NULL;
+	if (why)
+		*why = p->why;
+	return fw->wires[p->wire].cls->name;
+}
+
+int bipfw_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes)
+{
+	int removed = 0, err = 0;
+
+	for (unsigned i = 0; i < NCLASSES; i++) {
+		const struct bipfw_wire_class *cls = bipfw_wire_classes[i];
+
+		for (int node = 0; cls->cleanup && node < nnodes; node++) {
+			int rc = cls->cleanup(secret, job_key, node);
+
+			if (rc < 0)
+				err = rc;
+			else
+				removed += rc;
+		}
+	}
+	return err ? err : removed;
+}
+
+/* Several wires: sleep in poll() on each one's interrupt descriptor. A wire
+ * without one is looked at again every millisecond. */
+#define NO_FD_POLL_MS 1
+
+void bipfw_wires_wait(struct bipfw *fw, unsigned max_us)
+{
+	struct pollfd pfd[BIPFW_WIRES_MAX];
+	int n = 0, timeout = (int)((max_us + 999) / 1000);
+	bool armed[BIPFW_WIRES_MAX] = { false };
+
+	if (fw->nwires == 1) {
+		fw->wires[0].cls->wait(fw->wires[0].ctx, max_us);
+		return;
+	}
+	for (unsigned i = 0; i < fw->nwires; i++) {
+		const struct bipfw_port *w = &fw->wires[i];
+		int fd;
+
+		if (!w->cls->wait_fd) {
+			if (timeout > NO_FD_POLL_MS)
+				timeout = NO_FD_POLL_MS;
+			continue;
+		}
+		fd = w->cls->wait_fd(w->ctx);
+		armed[i] = true;
+		if (fd < 0) {
+			timeout = 0; /* a packet is there already */
+			break;
+		}
+		pfd[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	}
+	if (timeout)
+		(void)poll(pfd, (nfds_t)n, timeout);
+	for (unsigned i = 0; i < fw->nwires; i++)
+		if (armed[i] && fw->wires[i].cls->wait_end)
+			fw->wires[i].cls->wait_end(fw->wires[i].ctx);
+}

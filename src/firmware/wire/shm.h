@@ -1,0 +1,48 @@
+/*
+ * wire/shm.h - the shm wire's own entry points, beyond its class: for the
+ * tests and fuzzers that drive its segment and ring code directly.
+ *
+ * Each process owns one shared-memory segment holding an inbound packet ring
+ * per peer (single producer, single consumer). Sending is writing into the
+ * peer's ring; long data may instead be written straight into the receive
+ * buffer by cross-memory attach (the DMA engine). Segments are mode 0600,
+ * named from the job's secret so that no other user can predict (and take)
+ * a name, and unlinked once every peer has attached.
+ */
+#ifndef BIP_FIRMWARE_WIRE_SHM_H
+#define BIP_FIRMWARE_WIRE_SHM_H
+
+#include "firmware.h"
+
+struct bipfw_shm;
+
+extern const struct bipfw_wire_class bipfw_shm_class;
+
+int bipfw_shm_open(const struct bipfw_wire_params *p,
+		   struct bipfw_shm **shm_p);
+void bipfw_shm_close(struct bipfw_shm *shm);
+int bipfw_shm_card(const struct bipfw_shm *shm, char *buf, size_t len);
+int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card);
+
+/* A card, "shm,PID,NODE,KEY", read strictly: 0 or -BIP_ECARD. */
+struct bipfw_shm_card {
+	int pid, node;
+	uint64_t job_key;
+};
+int bipfw_shm_card_parse(const char *card, struct bipfw_shm_card *c);
+/* What connect does once the peer's segment is mapped: copy its header,
+ * check the copy against the card's pid and this job, and take the ring
+ * geometry from the copy. Tests and fuzzers hand it memory of their own. */
+int bipfw_shm_attach(struct bipfw_shm *shm, int peer, int pid, void *seg,
+		     size_t size);
+/* Where packets from src arrive in our own segment, their ring rewound to
+ * position 0 (tests and fuzzers write a ring image there). */
+void *bipfw_shm_inbound(struct bipfw_shm *shm, int src, size_t *len_p);
+/* Name of a node's segment in /dev/shm, without the leading '/':
+ * "bip-UID-" and a keyed hash of the node under the job's secret, which the
+ * name does not reveal. */
+#define BIPFW_SHM_NAME_MAX 48
+void bipfw_shm_name(char *buf, size_t len, uint64_t secret, uint64_t job_key,
+		    int node);
+
+#endif

@@ -1,0 +1,508 @@
+/*
+ * wire/udp.c - the udp wire: one datagram socket per process, on the
+ * interface BIP_UDP_IFACE names, reaching any host. Packets leave in
+ * batches (sendmmsg) and arrive in batches (recvmmsg); each carries the
+ * outer header with the job's network tag, checked before anything else.
+ * The wire is lossy: the NIC program checksums, acknowledges and resends.
+ * Long data goes in packets that fit the interface's MTU; a small message
+ * always goes whole (the kernel fragments one larger than the MTU).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bip_errno.h"
+#include "bip_field.h"
+#include "firmware.h"
+#include "log.h"
+
+#define OUTER sizeof(struct bip_outer_hdr)
+#define HDR sizeof(struct bip_pkt_hdr)
+#define IPV4_UDP_HDRS 28       /* IPv4 and UDP headers */
+#define DGRAM_MAX 65507        /* largest UDP payload over IPv4 */
+#define MTU_MIN 576
+
+struct udp_knobs {
+	char iface[64];
+	unsigned port;
+	unsigned batch;
+	size_t sockbuf;
+};
+
+#define T(field) BIP_KNOB_CHARS(struct udp_knobs, field)
+#define U(field) BIP_KNOB_UINT(struct udp_knobs, field)
+
+static const struct bip_knob_def knobs[] = {
+	{ { "BIP_UDP_IFACE", "interface, subnet or auto", "auto",
+	    "The network interface of the udp wire: a name (eth0), a subnet "
+	    "its IPv4 address is in (10.1.0.0/16), or auto (the first "
+	    "interface that is up, not loopback, with an IPv4 address; "
+	    "loopback if there is none)." },
+	  BIP_KNOB_TEXT, 0, 64, NULL, T(iface) },
+	{ { "BIP_UDP_PORT", "port", "0",
+	    "UDP port of the socket (0: any free port)." },
+	  BIP_KNOB_COUNT, 0, 65535, NULL, U(port) },
+	{ { "BIP_UDP_BATCH", "count", "32",
+	    "Packets sent or received per system call." },
+	  BIP_KNOB_COUNT, 1, 1024, NULL, U(batch) },
+	{ { "BIP_UDP_SOCKBUF", "size", "4m",
+	    "Send and receive buffer of the socket (the kernel may cap it "
+	    "at net.core.rmem_max/wmem_max unless run as root)." },
+	  BIP_KNOB_SIZE, 65536, 1u << 30, NULL,
+	  BIP_KNOB_SIZE_T(struct udp_knobs, sockbuf) },
+};
+
+static const struct bip_knob_table udp_knobs = BIP_KNOB_TABLE(knobs);
+
+struct udp_peer {
+	struct sockaddr_in addr;
+	bool known; /* connected: its address is set */
+};
+
+/* A batch of datagram buffers and the message headers over them. */
+struct batch {
+	uint8_t *buf; /* n buffers of the wire's buffer size */
+	struct mmsghdr *m;
+	struct iovec *v;
+	unsigned start, n; /* tx: [start, n) queued; rx: next, received */
+};
+
+struct udp {
+	struct bipfw_wire_params p;
+	struct udp_knobs k;
+	int fd;
+	struct sockaddr_in self;
+	char ifname[IF_NAMESIZE];
+	unsigned mtu;
+	size_t bufsize; /* outer header, packet header, largest payload */
+	uint64_t tag;   /* the job's network tag */
+	struct udp_peer *peers;
+	struct batch tx, rx;
+};
+
+/* The interface BIP_UDP_IFACE names, by name or subnet, or auto. */
+static bool iface_matches(const char *want, const struct ifaddrs *ifa,
+			  bool *loopback)
+{
+	const struct sockaddr_in *sin = (const void *)ifa->ifa_addr;
+	char net[INET_ADDRSTRLEN];
+	unsigned bits;
+	struct in_addr a;
+
+	*loopback = ifa->ifa_flags & IFF_LOOPBACK;
+	if (strcmp(want, "auto") == 0)
+		return !*loopback;
+	if (!strchr(want, '/'))
+		return strcmp(want, ifa->ifa_name) == 0;
+	if (sscanf(want, "%15[0-9.]/%u", net, &bits) != 2 || bits > 32 ||
+	    inet_pton(AF_INET, net, &a) != 1)
+		return false;
+	return bits == 0 || ((ntohl(a.s_addr) ^ ntohl(sin->sin_addr.s_addr)) >>
+			     (32 - bits)) == 0;
+}
+
+static int find_iface(struct udp *u)
+{
+	struct ifaddrs *all, *ifa, *lo = NULL, *found = NULL;
+	char have[256] = "";
+	size_t used = 0;
+
+	if (getifaddrs(&all) < 0) {
+		bip_err("udp wire: getifaddrs: %s", strerror(errno));
+		return -BIP_ESYS;
+	}
+	for (ifa = all; ifa && !found; ifa = ifa->ifa_next) {
+		bool loopback;
+
+		if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != AF_INET ||
+		    !(ifa->ifa_flags & IFF_UP))
+			continue;
+		if (used < sizeof(have)) {
+			char a[INET_ADDRSTRLEN];
+
+			inet_ntop(AF_INET,
+				  &((struct sockaddr_in *)ifa->ifa_addr)->sin_addr,
+				  a, sizeof(a));
+			used += (size_t)snprintf(have + used,
+						 sizeof(have) - used, "%s%s %s",
+						 used ? ", " : "", ifa->ifa_name,
+						 a);
+		}
+		if (iface_matches(u->k.iface, ifa, &loopback))
+			found = ifa;
+		else if (loopback && !lo)
+			lo = ifa;
+	}
+	if (!found && strcmp(u->k.iface, "auto") == 0)
+		found = lo;
+	if (!found) {
+		bip_err("BIP_UDP_IFACE=%s: no interface that is up has an IPv4 "
+			"address there (up: %s)",
+			u->k.iface, used ? have : "none");
+		freeifaddrs(all);
+		return -BIP_EINVAL;
+	}
+	memcpy(&u->self, found->ifa_addr, sizeof(u->self));
+	snprintf(u->ifname, sizeof(u->ifname), "%s", found->ifa_name);
+	freeifaddrs(all);
+	return 0;
+}
+
+static int iface_mtu(struct udp *u)
+{
+	struct ifreq ifr = { 0 };
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", u->ifname);
+	if (ioctl(u->fd, SIOCGIFMTU, &ifr) < 0 || ifr.ifr_mtu < MTU_MIN) {
+		bip_err("udp wire: cannot use the MTU of %s: %s", u->ifname,
+			strerror(errno));
+		return -BIP_ESYS;
+	}
+	u->mtu = (unsigned)ifr.ifr_mtu;
+	return 0;
+}
+
+/* Buffers sized for the kernel's worst case: a full socket buffer is what
+ * makes a fast sender's datagrams vanish at a slow receiver. The FORCE
+ * variants work for root beyond the system's limits. */
+static void sock_buffers(struct udp *u)
+{
+	int v = (int)u->k.sockbuf;
+
+	if (setsockopt(u->fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0)
+		(void)setsockopt(u->fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	if (setsockopt(u->fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)) < 0)
+		(void)setsockopt(u->fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+}
+
+static int open_socket(struct udp *u)
+{
+	/* Small messages may exceed the MTU: let the kernel fragment. */
+	int pmtu = IP_PMTUDISC_DONT;
+	socklen_t len = sizeof(u->self);
+
+	u->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (u->fd < 0) {
+		bip_err("udp wire: socket: %s", strerror(errno));
+		return -BIP_ESYS;
+	}
+	sock_buffers(u);
+	(void)setsockopt(u->fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu,
+			 sizeof(pmtu));
+	u->self.sin_port = htons((uint16_t)u->k.port);
+	if (bind(u->fd, (struct sockaddr *)&u->self, sizeof(u->self)) < 0 ||
+	    getsockname(u->fd, (struct sockaddr *)&u->self, &len) < 0) {
+		bip_err("udp wire: cannot bind to %s port %u: %s", u->ifname,
+			u->k.port, strerror(errno));
+		return -BIP_ESYS;
+	}
+	return 0;
+}
+
+static int batch_init(struct batch *b, unsigned n, size_t bufsize)
+{
+	b->buf = malloc(n * bufsize);
+	b->m = calloc(n, sizeof(*b->m));
+	b->v = calloc(n, sizeof(*b->v));
+	if (!b->buf || !b->m || !b->v)
+		return -BIP_ENOMEM;
+	for (unsigned i = 0; i < n; i++) {
+		b->v[i] = (struct iovec){ b->buf + i * bufsize, bufsize };
+		b->m[i].msg_hdr.msg_iov = &b->v[i];
+		b->m[i].msg_hdr.msg_iovlen = 1;
+	}
+	return 0;
+}
+
+static void batch_free(struct batch *b)
+{
+	free(b->buf);
+	free(b->m);
+	free(b->v);
+}
+
+static void udp_close(void *ctx)
+{
+	struct udp *u = ctx;
+
+	if (!u)
+		return;
+	if (u->fd >= 0)
+		close(u->fd);
+	batch_free(&u->tx);
+	batch_free(&u->rx);
+	free(u->peers);
+	free(u);
+}
+
+static int udp_open(const struct bipfw_wire_params *p, void **ctx_p)
+{
+	static const uint8_t what[8] = { 'u', 'd', 'p', '-', 't', 'a', 'g' };
+	struct udp *u = calloc(1, sizeof(*u));
+	size_t payload;
+	int rc;
+
+	if (!u)
+		return -BIP_ENOMEM;
+	u->fd = -1;
+	u->p = *p;
+	rc = bip_knob_table_load(&udp_knobs, &u->k);
+	if (!rc)
+		rc = find_iface(u);
+	if (!rc)
+		rc = open_socket(u);
+	if (!rc)
+		rc = iface_mtu(u);
+	if (rc)
+		goto fail;
+	/* The tag is derived, so the secret itself (which names the job's
+	 * shared-memory segments) never travels. */
+	u->tag = bipfw_siphash((const uint64_t[2]){ p->secret, p->job_key },
+			       what, sizeof(what));
+	payload = p->packet_size < BIP_SMALL_MAX ? BIP_SMALL_MAX
+						 : p->packet_size;
+	if (payload > DGRAM_MAX - OUTER - HDR)
+		payload = DGRAM_MAX - OUTER - HDR;
+	u->bufsize = OUTER + HDR + payload;
+	u->peers = calloc((size_t)p->nnodes, sizeof(*u->peers));
+	if (!u->peers) {
+		rc = -BIP_ENOMEM;
+		goto fail;
+	}
+	rc = batch_init(&u->tx, u->k.batch, u->bufsize);
+	if (!rc)
+		rc = batch_init(&u->rx, u->k.batch, u->bufsize);
+	if (rc)
+		goto fail;
+	bip_dbg("udp wire on %s %s:%u, MTU %u", u->ifname,
+		inet_ntoa(u->self.sin_addr), ntohs(u->self.sin_port), u->mtu);
+	*ctx_p = u;
+	return 0;
+fail:
+	udp_close(u);
+	return rc;
+}
+
+/* Long data per packet: what one unfragmented datagram carries. */
+static size_t udp_chunk(void *ctx)
+{
+	struct udp *u = ctx;
+	size_t fit = u->mtu - IPV4_UDP_HDRS - OUTER - HDR;
+
+	return fit < u->bufsize - OUTER - HDR ? fit : u->bufsize - OUTER - HDR;
+}
+
+static int udp_card(void *ctx, char *buf, size_t len)
+{
+	struct udp *u = ctx;
+	char a[INET_ADDRSTRLEN];
+	int n;
+
+	inet_ntop(AF_INET, &u->self.sin_addr, a, sizeof(a));
+	n = snprintf(buf, len, "udp,%s,%u", a, ntohs(u->self.sin_port));
+	return n < 0 || (size_t)n >= len ? -BIP_ETOOLONG : 0;
+}
+
+static int udp_connect(void *ctx, int peer, const char *card)
+{
+	struct udp *u = ctx;
+	struct udp_peer *pp = &u->peers[peer];
+	char addr[INET_ADDRSTRLEN];
+	const char *p = card;
+	uint64_t port;
+
+	if (!bip_field_lit(&p, ',', "udp") ||
+	    !bip_field_str(&p, ',', "0123456789.", addr, sizeof(addr)) ||
+	    !bip_field_uint(&p, '\0', 10, 65535, &port) || !port || *p ||
+	    inet_pton(AF_INET, addr, &pp->addr.sin_addr) != 1)
+		return -BIP_ECARD;
+	pp->addr.sin_family = AF_INET;
+	pp->addr.sin_port = htons((uint16_t)port);
+	pp->known = true;
+	return 0;
+}
+
+/* Send what is queued. A full socket buffer keeps the rest queued (reserve
+ * then says the link is full); any other error loses that datagram, which
+ * the NIC program's retransmission covers. */
+static void udp_flush(void *ctx)
+{
+	struct udp *u = ctx;
+	struct batch *b = &u->tx;
+
+	while (b->start < b->n) {
+		int sent = sendmmsg(u->fd, b->m + b->start, b->n - b->start, 0);
+
+		if (sent > 0) {
+			b->start += (unsigned)sent;
+			continue;
+		}
+		if (errno == EAGAIN || errno == ENOBUFS || errno == EINTR)
+			return;
+		bip_dbg("udp wire: a datagram was not sent: %s",
+			strerror(errno));
+		b->start++;
+	}
+	b->start = b->n = 0;
+}
+
+static struct bip_pkt_hdr *udp_reserve(void *ctx, int peer, size_t len)
+{
+	struct udp *u = ctx;
+	struct batch *b = &u->tx;
+
+	if (!u->peers[peer].known || OUTER + HDR + len > u->bufsize)
+		return NULL;
+	if (b->n == u->k.batch) {
+		udp_flush(u);
+		if (b->n)
+			return NULL;
+	}
+	return (struct bip_pkt_hdr *)(b->buf + b->n * u->bufsize + OUTER);
+}
+
+static void udp_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
+		       size_t len)
+{
+	struct udp *u = ctx;
+	struct batch *b = &u->tx;
+	struct bip_outer_hdr *o = (struct bip_outer_hdr *)pkt - 1;
+
+	*o = (struct bip_outer_hdr){ .magic = BIP_OUTER_MAGIC, .tag = u->tag };
+	b->v[b->n].iov_len = OUTER + HDR + len;
+	b->m[b->n].msg_hdr.msg_name = &u->peers[peer].addr;
+	b->m[b->n].msg_hdr.msg_namelen = sizeof(u->peers[peer].addr);
+	if (++b->n == u->k.batch)
+		udp_flush(u);
+}
+
+/* The next datagram of this job: others are counted and skipped here. */
+static int udp_peek(void *ctx, const struct bip_pkt_hdr **hdr,
+		    const void **payload, size_t *avail)
+{
+	struct udp *u = ctx;
+	struct batch *b = &u->rx;
+
+	for (;; b->start++) {
+		struct bip_outer_hdr o;
+		uint8_t *buf;
+		size_t len;
+
+		if (b->start == b->n) {
+			int n;
+
+			for (unsigned i = 0; i < u->k.batch; i++)
+				b->v[i].iov_len = u->bufsize;
+			n = recvmmsg(u->fd, b->m, u->k.batch, MSG_DONTWAIT,
+				     NULL);
+			b->start = 0;
+			b->n = n > 0 ? (unsigned)n : 0;
+			if (n <= 0)
+				return -BIP_EAGAIN;
+		}
+		buf = b->buf + b->start * u->bufsize;
+		len = b->m[b->start].msg_len;
+		if (len < OUTER + HDR ||
+		    (b->m[b->start].msg_hdr.msg_flags & MSG_TRUNC)) {
+			u->p.cnt->dropped_bad++;
+			continue;
+		}
+		memcpy(&o, buf, sizeof(o));
+		if (o.magic != BIP_OUTER_MAGIC || o.tag != u->tag) {
+			u->p.cnt->dropped_foreign++;
+			bip_dbg("udp wire: dropped a datagram of another job");
+			continue;
+		}
+		*hdr = (const struct bip_pkt_hdr *)(buf + OUTER);
+		*payload = buf + OUTER + HDR;
+		*avail = len - OUTER - HDR;
+		return 0;
+	}
+}
+
+static void udp_release(void *ctx)
+{
+	((struct udp *)ctx)->rx.start++;
+}
+
+static int udp_peer_state(void *ctx, int peer)
+{
+	/* A silent peer is judged by the NIC program's ack timeout. */
+	return BIPFW_PEER_LIVE;
+}
+
+static int udp_wait_fd(void *ctx)
+{
+	struct udp *u = ctx;
+
+	return u->rx.start < u->rx.n ? -BIP_EAGAIN : u->fd;
+}
+
+static void udp_wait(void *ctx, unsigned timeout_us)
+{
+	int fd = udp_wait_fd(ctx);
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct timespec ts = { timeout_us / 1000000,
+			       (long)(timeout_us % 1000000) * 1000 };
+
+	if (fd >= 0)
+		(void)ppoll(&pfd, 1, &ts, NULL);
+}
+
+static int udp_probe(char *state, size_t len)
+{
+	struct bipfw_counters cnt;
+	struct bipfw_wire_params p = { .nnodes = 1, .secret = 1,
+				       .packet_size = BIP_SMALL_MAX,
+				       .cnt = &cnt };
+	void *ctx;
+	int rc = udp_open(&p, &ctx);
+
+	if (rc) {
+		snprintf(state, len, "cannot open a socket (%s)",
+			 bip_strerror(rc));
+		return rc;
+	}
+	{
+		struct udp *u = ctx;
+
+		snprintf(state, len, "on %s %s (BIP_UDP_IFACE), MTU %u: %zu "
+			 "bytes of long data per packet",
+			 u->ifname, inet_ntoa(u->self.sin_addr), u->mtu,
+			 udp_chunk(u));
+	}
+	udp_close(ctx);
+	return 0;
+}
+
+const struct bipfw_wire_class bipfw_udp_class = {
+	.name = "udp",
+	.flags = BIPFW_WIRE_LOSSY,
+	.scope = BIPFW_SCOPE_NETWORK,
+	.knobs = &udp_knobs,
+	.open = udp_open,
+	.close = udp_close,
+	.card = udp_card,
+	.connect = udp_connect,
+	.chunk = udp_chunk,
+	.reserve = udp_reserve,
+	.commit = udp_commit,
+	.flush = udp_flush,
+	.peek = udp_peek,
+	.release = udp_release,
+	.peer_state = udp_peer_state,
+	.wait = udp_wait,
+	.wait_fd = udp_wait_fd,
+	.probe = udp_probe,
+};
