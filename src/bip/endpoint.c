@@ -196,6 +196,17 @@ static int drain(bip_ep_t *ep)
 	return 0;
 }
 
+/* On lossy wires, acknowledge what peers still resend to us for a while
+ * after our CLOSE, until each closed too: their sends complete only on our
+ * ack, which (like the CLOSE carrying it) may have been lost. */
+static void linger(bip_ep_t *ep)
+{
+	uint64_t end = bipfw_now_us() + bipfw_linger_us(ep->fw);
+
+	while (bipfw_linger_us(ep->fw) && bipfw_now_us() < end)
+		bip_idle_wait(ep, 1000);
+}
+
 int bip_close(bip_ep_t *ep)
 {
 	int rc = 0;
@@ -205,6 +216,7 @@ int bip_close(bip_ep_t *ep)
 	if (ep->fw) {
 		rc = drain(ep);
 		bipfw_announce_close(ep->fw);
+		linger(ep);
 		bipfw_destroy(ep->fw);
 	}
 	bip_pmi_close(ep->pmi);

@@ -191,6 +191,12 @@ void bipfw_block(struct bipfw *fw, unsigned max_us);
 /* Send a CLOSE to every live peer (best effort, before destroy). */
 void bipfw_announce_close(struct bipfw *fw);
 
+/* How long a closing process should go on acknowledging on lossy wires,
+ * in microseconds from now: while a peer on one has not closed, its last
+ * packets may still be resent to us (our ack, or our CLOSE, lost) and only
+ * our ack completes its send. 0 when no lossy peer is live. */
+unsigned bipfw_linger_us(const struct bipfw *fw);
+
 /* True when every send has been acknowledged (or its peer is gone). */
 bool bipfw_sends_drained(const struct bipfw *fw);
 
@@ -245,6 +251,16 @@ int bipfw_live_peers(const struct bipfw *fw);
 bool bipfw_peer_gone(const struct bipfw *fw, int peer);
 
 const struct bipfw_counters *bipfw_counters(const struct bipfw *fw);
+
+/* xorshift64*: a small seeded generator, so that a run that draws from it
+ * (fault injection, simulated wires) can be replayed. */
+static inline uint64_t bipfw_rand(uint64_t *state)
+{
+	*state ^= *state >> 12;
+	*state ^= *state << 25;
+	*state ^= *state >> 27;
+	return *state * 2685821657736338717ull;
+}
 
 /* Monotonic microseconds, the firmware's clock. */
 uint64_t bipfw_now_us(void);

@@ -383,6 +383,14 @@ void bipfw_announce_close(struct bipfw *fw)
 	bipfw_tx_flush(fw);
 }
 
+unsigned bipfw_linger_us(const struct bipfw *fw)
+{
+	for (int i = 0; i < fw->cfg.nnodes; i++)
+		if (fw->peers[i].lossy && fw->peers[i].state == BIPFW_PEER_LIVE)
+			return 2 * fw->cfg.retrans_us + fw->cfg.ack_delay_us;
+	return 0;
+}
+
 bool bipfw_sends_drained(const struct bipfw *fw)
 {
 	for (unsigned i = 0; i < fw->cfg.send_slots; i++)

@@ -33,16 +33,13 @@ static void build_hdr(const struct bipfw *fw, int peer,
 }
 
 /* Debug faults (BIP_FAULT_*), for lossy wires only: true with a chance of
- * pct percent for a packet of a type they hit. xorshift64*: seeded, so a
- * failing run can be replayed. */
+ * pct percent for a packet of a type they hit, from a seeded generator so
+ * that a failing run can be replayed. */
 static bool fault(struct bipfw *fw, unsigned pct, unsigned type)
 {
 	if (!pct || !(fw->fault_mask & (1u << type)))
 		return false;
-	fw->fault_rng ^= fw->fault_rng >> 12;
-	fw->fault_rng ^= fw->fault_rng << 25;
-	fw->fault_rng ^= fw->fault_rng >> 27;
-	if ((fw->fault_rng * 2685821657736338717ull >> 33) % 100 >= pct)
+	if ((bipfw_rand(&fw->fault_rng) >> 33) % 100 >= pct)
 		return false;
 	fw->cnt.faults_injected++;
 	return true;

@@ -37,11 +37,7 @@ uint64_t simwire_sent(struct simwire_net *net, unsigned type)
 
 uint64_t simwire_rand(struct simwire_net *net)
 {
-	/* xorshift64*: small, seeded, reproducible. */
-	net->rng ^= net->rng >> 12;
-	net->rng ^= net->rng << 25;
-	net->rng ^= net->rng >> 27;
-	return net->rng * 2685821657736338717ull;
+	return bipfw_rand(&net->rng);
 }
 
 static bool chance(struct simwire_net *net, unsigned pct)

@@ -65,9 +65,9 @@ static const struct bip_knob_def knobs[] = {
 
 static const struct bip_knob_table udp_knobs = BIP_KNOB_TABLE(knobs);
 
+/* A peer's address; sin_family is 0 until it is connected. */
 struct udp_peer {
 	struct sockaddr_in addr;
-	bool known; /* connected: its address is set */
 };
 
 /* A batch of datagram buffers and the message headers over them. */
@@ -329,7 +329,6 @@ static int udp_connect(void *ctx, int peer, const char *card)
 		return -BIP_ECARD;
 	pp->addr.sin_family = AF_INET;
 	pp->addr.sin_port = htons((uint16_t)port);
-	pp->known = true;
 	return 0;
 }
 
@@ -362,7 +361,7 @@ static struct bip_pkt_hdr *udp_reserve(void *ctx, int peer, size_t len)
 	struct udp *u = ctx;
 	struct batch *b = &u->tx;
 
-	if (!u->peers[peer].known || OUTER + HDR + len > u->bufsize)
+	if (!u->peers[peer].addr.sin_family || OUTER + HDR + len > u->bufsize)
 		return NULL;
 	if (b->n == u->k.batch) {
 		udp_flush(u);
