@@ -24,10 +24,11 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # archive); Debian's own MPICH, whose Hydra the BIP tests launch with and
 # which the MPI benchmark compares against (libmpich-dev: its mpi.h, which
 # mpicc.mpich needs); clang with its sanitizer and libFuzzer runtimes
-# (libclang-rt-14-dev, only recommended by clang) for the fuzz harnesses.
+# (libclang-rt-14-dev, only recommended by clang) for the fuzz harnesses;
+# iproute2 (ip) for the tests across hosts made of network namespaces.
 packages="build-essential autoconf automake libtool pkg-config gfortran
 	libhwloc-dev python3 patch ccache xz-utils mpich libmpich-dev
-	clang libclang-rt-14-dev"
+	clang libclang-rt-14-dev iproute2"
 
 install_packages() {
 	[ "${NO_APT:-0}" = 1 ] && return 0
@@ -80,6 +81,11 @@ check)
 	cd "$BUILDDIR"
 	status=0
 	make -j1 check || status=$?
+	# A CI log keeps only its tail: repeat the end of each failed test's log.
+	for t in $(sed -n 's/^\(FAIL\|ERROR\): //p' test-suite.log 2>/dev/null); do
+		echo "== the end of ${t%.sh}.log"
+		tail -n 60 "${t%.sh}.log"
+	done
 	# One closing line that any CI reads: N passed, N failed.
 	awk '/^# (PASS|XFAIL):/ {p += $3} /^# (FAIL|XPASS|ERROR):/ {f += $3}
 	     /^# SKIP:/ {s += $3}

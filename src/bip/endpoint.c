@@ -178,8 +178,9 @@ int bip_check_node(const bip_ep_t *ep, int node)
 	return 0;
 }
 
-/* Let the peers acknowledge what we sent, within the close timeout. */
-static int drain(bip_ep_t *ep)
+/* Close in two phases within BIP_CLOSE_TIMEOUT_MS: the peers acknowledge
+ * what we sent, then our CLOSE (on lossy wires; it carries our last ack). */
+static int close_handshake(bip_ep_t *ep)
 {
 	uint64_t deadline = bipfw_now_us() + ep->k.close_timeout_ms * 1000ull;
 
@@ -189,22 +190,15 @@ static int drain(bip_ep_t *ep)
 				"(BIP_CLOSE_TIMEOUT_MS): their peers may not "
 				"have received them",
 				ep->k.close_timeout_ms);
+			bipfw_announce_close(ep->fw);
 			return -BIP_ETIMEDOUT;
 		}
 		bip_idle_wait(ep, 1000);
 	}
-	return 0;
-}
-
-/* On lossy wires, acknowledge what peers still resend to us for a while
- * after our CLOSE, until each closed too: their sends complete only on our
- * ack, which (like the CLOSE carrying it) may have been lost. */
-static void linger(bip_ep_t *ep)
-{
-	uint64_t end = bipfw_now_us() + bipfw_linger_us(ep->fw);
-
-	while (bipfw_linger_us(ep->fw) && bipfw_now_us() < end)
+	bipfw_announce_close(ep->fw);
+	while (bipfw_close_pending(ep->fw) && bipfw_now_us() <= deadline)
 		bip_idle_wait(ep, 1000);
+	return 0;
 }
 
 int bip_close(bip_ep_t *ep)
@@ -214,9 +208,7 @@ int bip_close(bip_ep_t *ep)
 	if (!ep)
 		return -BIP_EINVAL;
 	if (ep->fw) {
-		rc = drain(ep);
-		bipfw_announce_close(ep->fw);
-		linger(ep);
+		rc = close_handshake(ep);
 		bipfw_destroy(ep->fw);
 	}
 	bip_pmi_close(ep->pmi);
@@ -297,6 +289,8 @@ int bip_peer_gone(const bip_ep_t *ep, int node)
 int bip_wire_info(unsigned i, struct bip_wire_desc *d)
 {
 	const struct bipfw_wire_class *cls;
+	struct bip_knobs knobs;
+	size_t pkt;
 
 	if (!d)
 		return -BIP_EINVAL;
@@ -311,8 +305,10 @@ int bip_wire_info(unsigned i, struct bip_wire_desc *d)
 		.lossy = !!(cls->flags & BIPFW_WIRE_LOSSY),
 	};
 	snprintf(d->state, sizeof(d->state), "works");
+	/* What the wire does with the packets the knobs ask for. */
+	pkt = bip_knobs_load(&knobs) ? BIP_SMALL_MAX : knobs.fw.packet_size;
 	if (cls->probe)
-		d->usable = cls->probe(d->state, sizeof(d->state));
+		d->usable = cls->probe(pkt, d->state, sizeof(d->state));
 	return 0;
 }
 

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BIP_WIRE_VERSION 2
+#define BIP_WIRE_VERSION 3
 
 /* Largest small message, in bytes: one packet's payload at least, and the
  * size of an entry of the receiver's small-message queue. */
@@ -26,7 +26,7 @@
 	X(LONG_DATA) /* one packet of a long message at an offset */           \
 	X(ACK)       /* cumulative ack only (not sequenced) */                \
 	X(NACK)      /* "resend from seq" (not sequenced) */                   \
-	X(CLOSE)     /* the sender closed its endpoint */
+	X(CLOSE)     /* the sender closed its endpoint (sequenced) */
 
 enum bip_pkt_type {
 	BIP_PKT_NONE = 0,
@@ -87,8 +87,8 @@ struct bip_pkt_hdr {
 		 * tiny message is one cache line on the wire. */
 		uint8_t inline_data[24];
 	};
-	uint32_t csum;    /* 48: payload checksum when BIP_PKTF_CSUM */
-	uint32_t hcsum;   /* 52: header checksum, computed with hcsum = 0 */
+	uint32_t csum;    /* 48: payload CRC32C when BIP_PKTF_CSUM */
+	uint32_t hcsum;   /* 52: header CRC32C, computed with hcsum = 0 */
 	uint64_t link;    /* 56: the wire's own (shm: slot stamp); else 0 */
 };                        /* 64 bytes: one cache line */
 

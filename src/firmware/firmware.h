@@ -120,9 +120,10 @@ struct bipfw_wire_class {
 	/* Remove what a crashed process of the job left behind (NULL:
 	 * nothing can be left): how many were removed, or a negative code. */
 	int (*cleanup)(uint64_t secret, uint64_t job_key, int node);
-	/* Whether the wire can work here, and why not: 0, or a negative code
-	 * with the reason in why (NULL: always). */
-	int (*probe)(char *why, size_t len);
+	/* Whether the wire can work here with packets of packet_size bytes,
+	 * and its state or why not in why: 0, or a negative code (NULL:
+	 * always works). */
+	int (*probe)(size_t packet_size, char *why, size_t len);
 };
 
 /* The NIC program's settings. Those marked "knob" are read from the
@@ -138,7 +139,9 @@ struct bipfw_config {
 	unsigned window;       /* knob: packets in flight per peer */
 	unsigned ack_every;    /* knob: ack at once after this many packets */
 	unsigned ack_delay_us; /* knob: else ack after this delay */
-	unsigned retrans_us;   /* knob: retransmission timeout (lossy wires) */
+	unsigned retrans_us;   /* knob: lossy wires: first and largest
+				* retransmission timeout */
+	unsigned retrans_min_us; /* knob: its floor */
 	unsigned nack_backoff_us; /* knob: first wait after a "busy" NACK */
 	unsigned liveness_ms;  /* knob: how often idle peers are checked */
 	unsigned peer_timeout_ms; /* knob: lossy wires: a peer that acks
@@ -188,14 +191,15 @@ int bipfw_step(struct bipfw *fw);
  * when timers are pending). Pending acks are sent first. */
 void bipfw_block(struct bipfw *fw, unsigned max_us);
 
-/* Send a CLOSE to every live peer (best effort, before destroy). */
+/* Close: queue a CLOSE, sequenced, to every live peer (after the sends
+ * drained), and acknowledge once more the peers that closed before us. */
 void bipfw_announce_close(struct bipfw *fw);
 
-/* How long a closing process should go on acknowledging on lossy wires,
- * in microseconds from now: while a peer on one has not closed, its last
- * packets may still be resent to us (our ack, or our CLOSE, lost) and only
- * our ack completes its send. 0 when no lossy peer is live. */
-unsigned bipfw_linger_us(const struct bipfw *fw);
+/* True while a peer on a lossy wire has not acknowledged our CLOSE (nor
+ * closed): the closing process must go on stepping, since the peer may
+ * resend packets whose acks were lost and its sends complete only on our
+ * ack. The dead-peer timeout (BIP_PEER_TIMEOUT_MS) bounds it. */
+bool bipfw_close_pending(const struct bipfw *fw);
 
 /* True when every send has been acknowledged (or its peer is gone). */
 bool bipfw_sends_drained(const struct bipfw *fw);
@@ -268,7 +272,7 @@ uint64_t bipfw_now_us(void);
 /* SipHash-2-4 of len bytes under a 128-bit key. */
 uint64_t bipfw_siphash(const uint64_t key[2], const void *data, size_t len);
 
-/* Checksums used on lossy wires. */
+/* Checksums used on lossy wires: CRC32C. */
 uint32_t bipfw_csum(const void *buf, size_t len);
 void bipfw_hdr_seal(struct bip_pkt_hdr *hdr);
 bool bipfw_hdr_intact(const struct bip_pkt_hdr *hdr);

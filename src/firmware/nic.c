@@ -54,8 +54,13 @@ static const struct bip_knob_def knobs[] = {
 	    "every packet going back)." },
 	  BIP_KNOB_COUNT, 0, 1000000, NULL, U(ack_delay_us) },
 	{ { "BIP_RETRANS_US", "microseconds", "200000",
-	    "Retransmission timeout on lossy wires." },
+	    "Lossy wires: the retransmission timeout before a round trip was "
+	    "measured, and its ceiling when it doubles after each expiry." },
 	  BIP_KNOB_COUNT, 100, 60000000, NULL, U(retrans_us) },
+	{ { "BIP_RETRANS_MIN_US", "microseconds", "1000",
+	    "Lossy wires: the floor of the retransmission timeout, which "
+	    "otherwise follows the measured round trip." },
+	  BIP_KNOB_COUNT, 1, 60000000, NULL, U(retrans_min_us) },
 	{ { "BIP_NACK_BACKOFF_US", "microseconds", "20",
 	    "First wait before resending to a receiver that had no buffer "
 	    "(doubles up to 2 ms)." },
@@ -99,6 +104,11 @@ static int config_check(const struct bipfw_config *c)
 	    !c->peer_timeout_ms ||
 	    c->packet_size < BIP_SMALL_MAX || c->packet_size > UINT32_MAX)
 		return -BIP_EINVAL;
+	if (c->retrans_min_us > c->retrans_us) {
+		bip_err("BIP_RETRANS_MIN_US (%u) exceeds BIP_RETRANS_US (%u)",
+			c->retrans_min_us, c->retrans_us);
+		return -BIP_EINVAL;
+	}
 	return 0;
 }
 
@@ -166,7 +176,8 @@ int bipfw_create(const struct bipfw_config *cfg, struct bipfw **fw_p)
 		if (!p->board)
 			goto nomem;
 		p->wire = BIPFW_NO_WIRE;
-		bipfw_rel_init(&p->tx, &p->rx, 0);
+		bipfw_rel_init(&p->tx, &p->rx, 0, cfg->retrans_min_us,
+			       cfg->retrans_us);
 		BIPFW_LIST_INIT(&p->fifo);
 		BIPFW_LIST_INIT(&p->stream);
 		BIPFW_LIST_INIT(&p->cts);
@@ -292,7 +303,7 @@ static int lossy_timers(struct bipfw *fw)
 
 		if (!p->lossy || p->state != BIPFW_PEER_LIVE)
 			continue;
-		bipfw_rel_on_timer(&p->tx, fw->now, fw->cfg.retrans_us);
+		bipfw_rel_on_timer(&p->tx, fw->now);
 		if (p->tx.una != p->tx.next &&
 		    fw->now - p->tx.acked_at >= dead_us) {
 			bip_info("node %d acknowledged nothing for %u ms",
@@ -376,19 +387,37 @@ void bipfw_block(struct bipfw *fw, unsigned max_us)
 
 void bipfw_announce_close(struct bipfw *fw)
 {
-	for (int i = 0; i < fw->cfg.nnodes; i++)
-		if (fw->peers[i].wire != BIPFW_NO_WIRE &&
-		    fw->peers[i].state == BIPFW_PEER_LIVE)
-			(void)bipfw_tx_control(fw, i, BIP_PKT_CLOSE, 0, 0);
-	bipfw_tx_flush(fw);
+	for (int i = 0; i < fw->cfg.nnodes; i++) {
+		struct bipfw_peer *p = &fw->peers[i];
+
+		if (p->wire == BIPFW_NO_WIRE)
+			continue;
+		if (p->state == BIPFW_PEER_LIVE) {
+			p->close_due = true;
+			bipfw_tx_kick(fw, i);
+		} else if (p->lossy && p->state == BIPFW_PEER_CLOSED) {
+			/* Our last ack of its CLOSE may have been lost, and
+			 * nobody answers its resends once we are gone. */
+			p->rx.ack_urgent = true;
+		}
+	}
+	bipfw_tx_acks_all(fw);
 }
 
-unsigned bipfw_linger_us(const struct bipfw *fw)
+bool bipfw_close_pending(const struct bipfw *fw)
 {
-	for (int i = 0; i < fw->cfg.nnodes; i++)
-		if (fw->peers[i].lossy && fw->peers[i].state == BIPFW_PEER_LIVE)
-			return 2 * fw->cfg.retrans_us + fw->cfg.ack_delay_us;
-	return 0;
+	/* A lossy peer has our CLOSE once it acknowledged it (or sent its
+	 * own): until then it may be resending packets whose acks were lost,
+	 * and its sends complete only on our ack. A lossless wire loses
+	 * nothing: the CLOSE will arrive. */
+	for (int i = 0; i < fw->cfg.nnodes; i++) {
+		const struct bipfw_peer *p = &fw->peers[i];
+
+		if (p->lossy && p->state == BIPFW_PEER_LIVE &&
+		    (p->close_due || p->tx.una != p->tx.next))
+			return true;
+	}
+	return false;
 }
 
 bool bipfw_sends_drained(const struct bipfw *fw)

@@ -19,7 +19,12 @@
  * una to a (cumulative). A NACK for s means "everything before s arrived,
  * resend from s": una = s, resend = s. A NACK flagged busy adds a hold-off
  * (doubling, reset on progress) so a receiver out of buffers is not flooded.
- * On lossy wires, no progress for retrans_us rolls resend back to una.
+ * On lossy wires, no progress for the retransmission timeout (rto_us)
+ * rolls resend back to una. The timeout follows the measured round trip
+ * (RFC 6298: smoothed RTT + 4 x its mean deviation, within [rto_min_us,
+ * rto_max_us]); one packet is timed at a time and never a resent one
+ * (Karn: its ack cannot tell which copy it answers); each expiry doubles
+ * the timeout up to rto_max_us, the next sample sets it again.
  *
  * Receiver invariant: every packet before expected was delivered exactly
  * once. Only seq == expected is accepted; an older one is a duplicate
@@ -39,6 +44,14 @@ struct bipfw_rel_tx {
 	uint64_t progress_at; /* last ack progress: base of the timer */
 	uint64_t acked_at;    /* last ack progress, or since when one is
 			       * awaited: a silent peer's age */
+	uint32_t rto_us;      /* the retransmission timeout now */
+	uint32_t rto_min_us, rto_max_us;
+	uint32_t srtt_us;     /* smoothed round trip... */
+	uint32_t rttvar_us;   /* ...and its mean deviation... */
+	bool rtt_known;       /* ...once a sample came in */
+	bool timing;          /* timed_seq is being timed... */
+	uint32_t timed_seq;
+	uint64_t timed_at;    /* ...since it was sent then */
 };
 
 struct bipfw_rel_rx {
@@ -63,16 +76,16 @@ static inline bool bipfw_seq_before(uint32_t a, uint32_t b)
 	return (int32_t)(a - b) < 0;
 }
 
+/* The timeout starts at rto_max_us until a round trip is measured. */
 void bipfw_rel_init(struct bipfw_rel_tx *tx, struct bipfw_rel_rx *rx,
-		    uint64_t now);
+		    uint64_t now, uint32_t rto_min_us, uint32_t rto_max_us);
 /* Event: cumulative ack a. Returns how many packets it newly covers. */
 uint32_t bipfw_rel_on_ack(struct bipfw_rel_tx *tx, uint32_t a, uint64_t now);
 /* Event: NACK for seq (after its cumulative ack was applied). */
 void bipfw_rel_on_nack(struct bipfw_rel_tx *tx, uint32_t seq, bool busy,
 		       uint64_t now, unsigned first_backoff_us);
 /* Event: time passes. Returns true if it rolled back (a timeout). */
-bool bipfw_rel_on_timer(struct bipfw_rel_tx *tx, uint64_t now,
-			unsigned retrans_us);
+bool bipfw_rel_on_timer(struct bipfw_rel_tx *tx, uint64_t now);
 /* Event: a new packet takes the next seq. */
 uint32_t bipfw_rel_on_send_new(struct bipfw_rel_tx *tx, uint64_t now);
 
@@ -239,6 +252,7 @@ struct bipfw_peer {
 	uint32_t discard_msg;         /* ready message being dropped... */
 	uint64_t discard_end;         /* ...up to its last byte... */
 	bool discarding;              /* ...while this is set */
+	bool close_due;               /* our CLOSE waits for its turn */
 };
 
 struct bipfw_small_entry {

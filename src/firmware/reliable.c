@@ -9,10 +9,35 @@
 #define BACKOFF_MAX_US 2000
 
 void bipfw_rel_init(struct bipfw_rel_tx *tx, struct bipfw_rel_rx *rx,
-		    uint64_t now)
+		    uint64_t now, uint32_t rto_min_us, uint32_t rto_max_us)
 {
-	*tx = (struct bipfw_rel_tx){ .progress_at = now };
+	*tx = (struct bipfw_rel_tx){ .progress_at = now,
+				     .rto_us = rto_max_us,
+				     .rto_min_us = rto_min_us,
+				     .rto_max_us = rto_max_us };
 	*rx = (struct bipfw_rel_rx){ 0 };
+}
+
+/* RFC 6298 with gains 1/8 and 1/4, in microseconds. */
+static void rtt_sample(struct bipfw_rel_tx *tx, uint32_t r)
+{
+	uint32_t rto;
+
+	if (!tx->rtt_known) {
+		tx->srtt_us = r;
+		tx->rttvar_us = r / 2;
+		tx->rtt_known = true;
+	} else {
+		uint32_t dev = tx->srtt_us > r ? tx->srtt_us - r
+					       : r - tx->srtt_us;
+
+		tx->rttvar_us = (uint32_t)((3ull * tx->rttvar_us + dev) / 4);
+		tx->srtt_us = (uint32_t)((7ull * tx->srtt_us + r) / 8);
+	}
+	rto = tx->srtt_us + (tx->rttvar_us ? 4 * tx->rttvar_us : 1);
+	if (rto < tx->rto_min_us)
+		rto = tx->rto_min_us;
+	tx->rto_us = rto < tx->rto_max_us ? rto : tx->rto_max_us;
 }
 
 uint32_t bipfw_rel_on_ack(struct bipfw_rel_tx *tx, uint32_t a, uint64_t now)
@@ -29,6 +54,12 @@ uint32_t bipfw_rel_on_ack(struct bipfw_rel_tx *tx, uint32_t a, uint64_t now)
 		tx->resend = a;
 	tx->progress_at = tx->acked_at = now;
 	tx->backoff_us = 0;
+	if (tx->timing && bipfw_seq_before(tx->timed_seq, a)) {
+		uint64_t r = now - tx->timed_at;
+
+		tx->timing = false;
+		rtt_sample(tx, r < UINT32_MAX ? (uint32_t)r : UINT32_MAX);
+	}
 	return covered;
 }
 
@@ -39,6 +70,9 @@ void bipfw_rel_on_nack(struct bipfw_rel_tx *tx, uint32_t seq, bool busy,
 	if (bipfw_seq_before(seq, tx->una) || !bipfw_seq_before(seq, tx->next))
 		return;
 	tx->resend = seq;
+	/* Karn: what is resent is not timed. */
+	if (tx->timing && !bipfw_seq_before(tx->timed_seq, seq))
+		tx->timing = false;
 	if (busy) {
 		/* Busy: the receiver has no buffer; wait longer each time. */
 		tx->backoff_us = tx->backoff_us ? tx->backoff_us * 2
@@ -50,15 +84,19 @@ void bipfw_rel_on_nack(struct bipfw_rel_tx *tx, uint32_t seq, bool busy,
 	tx->progress_at = now;
 }
 
-bool bipfw_rel_on_timer(struct bipfw_rel_tx *tx, uint64_t now,
-			unsigned retrans_us)
+bool bipfw_rel_on_timer(struct bipfw_rel_tx *tx, uint64_t now)
 {
 	/* Nothing in flight, or still sending: no timeout. */
-	if (tx->una == tx->next || now - tx->progress_at < retrans_us)
+	if (tx->una == tx->next || now - tx->progress_at < tx->rto_us)
 		return false;
-	/* Lost packet or lost ack: go back to the oldest unacked packet. */
+	/* Lost packet or lost ack: go back to the oldest unacked packet,
+	 * and wait twice as long for this try (the path may be congested,
+	 * the peer descheduled). */
 	tx->resend = tx->una;
 	tx->progress_at = now;
+	tx->timing = false;
+	tx->rto_us = tx->rto_us < tx->rto_max_us / 2 ? tx->rto_us * 2
+						      : tx->rto_max_us;
 	return true;
 }
 
@@ -67,6 +105,11 @@ uint32_t bipfw_rel_on_send_new(struct bipfw_rel_tx *tx, uint64_t now)
 	/* The timer runs from the first packet put in flight. */
 	if (tx->una == tx->next)
 		tx->progress_at = tx->acked_at = now;
+	if (!tx->timing) {
+		tx->timing = true;
+		tx->timed_seq = tx->next;
+		tx->timed_at = now;
+	}
 	tx->resend = tx->next + 1;
 	return tx->next++;
 }

@@ -321,6 +321,12 @@ static enum deliver_result deliver(struct bipfw *fw, int src,
 		return DELIVERED;
 	case BIP_PKT_LONG_DATA:
 		return deliver_data(fw, src, p, h, payload);
+	case BIP_PKT_CLOSE:
+		/* Everything it sent came before: it is done. It waits for
+		 * our ack of this. */
+		bipfw_peer_lost(fw, src, BIPFW_PEER_CLOSED);
+		p->rx.ack_urgent = true;
+		return DELIVERED;
 	}
 	return DELIVERED;
 }
@@ -360,9 +366,14 @@ static void handle_packet(struct bipfw *fw, const struct bip_pkt_hdr *h,
 	uint32_t una = p->tx.una, covered;
 
 	/* A peer that closed or died is done: nothing it sent after that
-	 * may start new work here. */
-	if (p->state != BIPFW_PEER_LIVE)
+	 * may start new work here. One that closed on a lossy wire resends
+	 * its CLOSE until acknowledged: a duplicate is acknowledged again. */
+	if (p->state != BIPFW_PEER_LIVE) {
+		if (p->lossy && p->state == BIPFW_PEER_CLOSED &&
+		    h->type != BIP_PKT_ACK && h->type != BIP_PKT_NACK)
+			(void)bipfw_rel_on_arrival(&p->rx, h->seq);
 		return;
+	}
 	fw->cnt.packets_received++;
 	covered = bipfw_rel_on_ack(&p->tx, h->ack, fw->now);
 	release_acked(fw, p, una, covered);
@@ -374,9 +385,6 @@ static void handle_packet(struct bipfw *fw, const struct bip_pkt_hdr *h,
 		fw->cnt.nacks_received++;
 		bipfw_rel_on_nack(&p->tx, h->seq, h->flags & BIP_PKTF_BUSY,
 				  fw->now, fw->cfg.nack_backoff_us);
-		return;
-	case BIP_PKT_CLOSE:
-		bipfw_peer_lost(fw, src, BIPFW_PEER_CLOSED);
 		return;
 	}
 

@@ -210,6 +210,12 @@ static bool next_packet(struct bipfw *fw, int peer, struct bipfw_txent *e)
 		e->last = s->direct || s->sent + chunk == s->len;
 		return true;
 	}
+	if (p->close_due) {
+		/* Sequenced, so it is resent until acknowledged: it carries
+		 * our ack of the peer's last packets. */
+		e->type = BIP_PKT_CLOSE;
+		return true;
+	}
 	return false;
 }
 
@@ -251,6 +257,9 @@ static void packet_left(struct bipfw *fw, int peer, const struct bipfw_txent *e)
 			BIPFW_LIST_POP(&p->stream, fw->slots, next);
 			s->state = BIPFW_SEND_WAIT_ACK;
 		}
+		break;
+	case BIP_PKT_CLOSE:
+		p->close_due = false;
 		break;
 	}
 }
@@ -317,6 +326,15 @@ static void tx_ack(struct bipfw *fw, int peer)
 		fw->cnt.acks_sent++;
 }
 
+/* Acks go to live peers, and to peers that closed on a lossy wire: they
+ * resend their CLOSE until we acknowledge it. */
+static bool acks_go_to(const struct bipfw_peer *p)
+{
+	return p->wire != BIPFW_NO_WIRE &&
+	       (p->state == BIPFW_PEER_LIVE ||
+		(p->lossy && p->state == BIPFW_PEER_CLOSED));
+}
+
 /* Every live peer once, starting one further each time (fairness); a bare
  * ACK last, for acks that no packet of this pass carried. */
 int bipfw_tx_run(struct bipfw *fw)
@@ -327,9 +345,10 @@ int bipfw_tx_run(struct bipfw *fw)
 	for (int k = 0; k < nn; k++, peer = peer + 1 == nn ? 0 : peer + 1) {
 		struct bipfw_peer *p = &fw->peers[peer];
 
-		if (p->wire == BIPFW_NO_WIRE || p->state != BIPFW_PEER_LIVE)
+		if (!acks_go_to(p))
 			continue;
-		n += tx_peer(fw, peer);
+		if (p->state == BIPFW_PEER_LIVE)
+			n += tx_peer(fw, peer);
 		if (bipfw_rel_ack_due(&p->rx, fw->now, fw->cfg.ack_every,
 				      fw->cfg.ack_delay_us))
 			tx_ack(fw, peer);
@@ -343,8 +362,7 @@ void bipfw_tx_acks_all(struct bipfw *fw)
 	for (int peer = 0; peer < fw->cfg.nnodes; peer++) {
 		struct bipfw_peer *p = &fw->peers[peer];
 
-		if (p->wire != BIPFW_NO_WIRE && p->state == BIPFW_PEER_LIVE &&
-		    (p->rx.unacked || p->rx.ack_urgent))
+		if (acks_go_to(p) && (p->rx.unacked || p->rx.ack_urgent))
 			tx_ack(fw, peer);
 	}
 	bipfw_tx_flush(fw);

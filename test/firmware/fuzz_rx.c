@@ -349,8 +349,7 @@ static void seeds(const char *dir, int lossy)
 	record(&h, NULL, 0, lossy);
 	h = pkt(2, BIP_PKT_SMALL, BIP_PKTF_INLINE, 4);
 	record(&h, NULL, 0, lossy);
-	h = (struct bip_pkt_hdr){ .job_key = KEY, .version = BIP_WIRE_VERSION,
-				  .type = BIP_PKT_CLOSE, .src = 3 };
+	h = pkt(3, BIP_PKT_CLOSE, 0, 0);
 	record(&h, NULL, 0, lossy);
 	save(dir, "control", lossy);
 

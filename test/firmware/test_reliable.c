@@ -23,7 +23,7 @@ static void test_send_and_ack(void)
 	struct bipfw_rel_tx tx;
 	struct bipfw_rel_rx rx;
 
-	bipfw_rel_init(&tx, &rx, 0);
+	bipfw_rel_init(&tx, &rx, 0, 10, 100);
 	for (uint32_t i = 0; i < 5; i++)
 		CHECK(bipfw_rel_on_send_new(&tx, 10) == i);
 	CHECK(tx.next == 5 && tx.una == 0 && tx.resend == 5);
@@ -46,7 +46,7 @@ static void test_nack_rollback(void)
 	struct bipfw_rel_tx tx;
 	struct bipfw_rel_rx rx;
 
-	bipfw_rel_init(&tx, &rx, 0);
+	bipfw_rel_init(&tx, &rx, 0, 10, 100);
 	for (int i = 0; i < 8; i++)
 		bipfw_rel_on_send_new(&tx, 0);
 	/* NACK 4 arrives with ack 4: resend from 4 at once (not busy). */
@@ -76,15 +76,61 @@ static void test_timeout(void)
 	struct bipfw_rel_tx tx;
 	struct bipfw_rel_rx rx;
 
-	bipfw_rel_init(&tx, &rx, 0);
-	CHECK(!bipfw_rel_on_timer(&tx, 1000000, 100)); /* nothing in flight */
+	/* Before any round trip was measured, the timeout is the ceiling. */
+	bipfw_rel_init(&tx, &rx, 0, 10, 100);
+	CHECK(!bipfw_rel_on_timer(&tx, 1000000)); /* nothing in flight */
 	bipfw_rel_on_send_new(&tx, 1000);
 	bipfw_rel_on_send_new(&tx, 1010);
-	CHECK(!bipfw_rel_on_timer(&tx, 1050, 100));
-	CHECK(bipfw_rel_on_timer(&tx, 1100, 100));
+	CHECK(!bipfw_rel_on_timer(&tx, 1050));
+	CHECK(bipfw_rel_on_timer(&tx, 1100));
 	CHECK(tx.resend == 0);
-	/* The timer restarts from the rollback. */
-	CHECK(!bipfw_rel_on_timer(&tx, 1150, 100));
+	/* The timer restarts from the rollback, at the ceiling still. */
+	CHECK(tx.rto_us == 100);
+	CHECK(!bipfw_rel_on_timer(&tx, 1150));
+}
+
+static void test_rtt(void)
+{
+	struct bipfw_rel_tx tx;
+	struct bipfw_rel_rx rx;
+
+	bipfw_rel_init(&tx, &rx, 0, 100, 100000);
+	CHECK(tx.rto_us == 100000);
+	/* First sample R = 1000: srtt R, rttvar R/2, rto srtt + 4 rttvar. */
+	bipfw_rel_on_send_new(&tx, 0);
+	bipfw_rel_on_ack(&tx, 1, 1000);
+	CHECK(tx.srtt_us == 1000 && tx.rttvar_us == 500 && tx.rto_us == 3000);
+	/* One packet timed at a time: the first of a burst. Second sample
+	 * 2000: rttvar (3 * 500 + 1000) / 4, srtt (7 * 1000 + 2000) / 8. */
+	bipfw_rel_on_send_new(&tx, 5000);
+	bipfw_rel_on_send_new(&tx, 6500);
+	bipfw_rel_on_ack(&tx, 2, 7000);
+	CHECK(tx.srtt_us == 1125 && tx.rttvar_us == 625 && tx.rto_us == 3625);
+	bipfw_rel_on_ack(&tx, 3, 7100); /* the second was not timed */
+	CHECK(tx.srtt_us == 1125);
+	/* Each expiry doubles the timeout, up to the ceiling... */
+	bipfw_rel_on_send_new(&tx, 10000);
+	CHECK(bipfw_rel_on_timer(&tx, 10000 + 3625));
+	CHECK(tx.rto_us == 7250);
+	for (int i = 0; i < 10; i++)
+		bipfw_rel_on_timer(&tx, 20000 + 200000 * (uint64_t)i);
+	CHECK(tx.rto_us == 100000);
+	/* ...and the resent packet's ack is no sample (Karn). */
+	bipfw_rel_on_ack(&tx, 4, 3000000);
+	CHECK(tx.srtt_us == 1125 && tx.rto_us == 100000);
+	/* A NACKed timed packet is resent: not timed either. */
+	bipfw_rel_on_send_new(&tx, 3000000);
+	bipfw_rel_on_nack(&tx, 4, false, 3000001, 20);
+	bipfw_rel_on_ack(&tx, 5, 3000400);
+	CHECK(tx.srtt_us == 1125);
+	/* The next sample sets it again; it never goes below the floor. */
+	for (int i = 0; i < 40; i++) {
+		uint64_t t = 4000000 + 100 * (uint64_t)i;
+
+		bipfw_rel_on_send_new(&tx, t);
+		bipfw_rel_on_ack(&tx, tx.next, t + 1);
+	}
+	CHECK(tx.srtt_us < 20 && tx.rto_us == 100);
 }
 
 static void test_receiver(void)
@@ -92,7 +138,7 @@ static void test_receiver(void)
 	struct bipfw_rel_tx tx;
 	struct bipfw_rel_rx rx;
 
-	bipfw_rel_init(&tx, &rx, 0);
+	bipfw_rel_init(&tx, &rx, 0, 10, 100);
 	CHECK(bipfw_rel_on_arrival(&rx, 0) == BIPFW_RX_ACCEPT);
 	bipfw_rel_on_delivered(&rx, 10);
 	CHECK(rx.expected == 1 && rx.unacked == 1);
@@ -130,7 +176,7 @@ static void test_wraparound(void)
 	struct bipfw_rel_tx tx;
 	struct bipfw_rel_rx rx;
 
-	bipfw_rel_init(&tx, &rx, 0);
+	bipfw_rel_init(&tx, &rx, 0, 10, 100);
 	tx.next = tx.una = tx.resend = UINT32_MAX - 2;
 	rx.expected = UINT32_MAX - 2;
 	for (int i = 0; i < 6; i++) {
@@ -150,6 +196,7 @@ int main(void)
 	test_send_and_ack();
 	test_nack_rollback();
 	test_timeout();
+	test_rtt();
 	test_receiver();
 	test_wraparound();
 	if (failures)

@@ -35,6 +35,7 @@ static struct bipfw_config config(int node, unsigned small_queue)
 		.packet_size = PKT, .small_queue = small_queue,
 		.send_slots = 16, .long_tags = 8, .window = 16,
 		.ack_every = 4, .ack_delay_us = 20, .retrans_us = 300,
+		.retrans_min_us = 100,
 		.nack_backoff_us = 5, .liveness_ms = 1, .peer_timeout_ms = 60000,
 	};
 }
@@ -378,6 +379,20 @@ static void duo_steps(struct duo *d, int n)
 			bipfw_step(d->fw[i]);
 }
 
+/* Step every NIC until cond holds, for at most a second of real time
+ * (retransmission timers run on it). */
+#define DUO_UNTIL(d, cond)                                                     \
+	for (uint64_t t0_ = bipfw_now_us();                                    \
+	     !(cond) && bipfw_now_us() - t0_ < 1000000;)                       \
+		duo_steps(d, 1)
+
+/* From now on a NIC drops every packet it sends of the types in mask. */
+static void drop_types(struct bipfw *fw, unsigned mask)
+{
+	fw->cfg.fault_drop_pct = mask ? 100 : 0;
+	fw->fault_mask = mask;
+}
+
 static void duo_close(struct duo *d)
 {
 	for (int i = 0; i < NN; i++)
@@ -664,9 +679,7 @@ static void test_peer_death(void)
 	CHECK(bipfw_reap_send(d.fw[0], (unsigned)slot, sg) == 0, "too early");
 	simwire_kill(d.net, 1);
 	/* Liveness is checked every millisecond: allow a second. */
-	for (uint64_t t0 = bipfw_now_us();
-	     !bipfw_peer_gone(d.fw[0], 1) && bipfw_now_us() - t0 < 1000000;)
-		duo_steps(&d, 1);
+	DUO_UNTIL(&d, bipfw_peer_gone(d.fw[0], 1));
 	CHECK(bipfw_peer_gone(d.fw[0], 1), "death not noticed");
 	CHECK(bipfw_reap_send(d.fw[0], (unsigned)slot, sg) == -BIP_EPEERGONE,
 	      "pending send not failed");
@@ -759,6 +772,59 @@ static void test_closed_peer(void)
 	duo_close(&d);
 }
 
+/* A receiver closes right after the last message: its ack of it and its
+ * first CLOSE (which carries the ack too) are lost. The CLOSE is resent
+ * until acknowledged, so by the time the receiver may leave, the sender's
+ * send has completed - successfully, not as "peer gone". */
+static void test_close_lost_ack(void)
+{
+	static uint8_t src[3 * PKT], dst[3 * PKT];
+	const unsigned ack = 1u << BIP_PKT_ACK, close = 1u << BIP_PKT_CLOSE;
+	struct duo d;
+	uint32_t sg, rg;
+	size_t got;
+	int node, slot;
+
+	duo_open(&d);
+	drop_types(d.fw[0], ack | close);
+	slot = bipfw_post_long(d.fw[1], 0, 1, src, sizeof(src), 0, &sg);
+	bipfw_post_lrecv(d.fw[0], 1, dst, sizeof(dst), &rg);
+	DUO_UNTIL(&d, bipfw_reap_lrecv(d.fw[0], 1, rg, &node, &got) == 1);
+	CHECK(got == sizeof(src), "received %zu", got);
+	bipfw_announce_close(d.fw[0]);
+	CHECK(!d.fw[0]->peers[1].close_due, "the first CLOSE did not leave");
+	drop_types(d.fw[0], ack);
+	CHECK(bipfw_close_pending(d.fw[0]), "close not pending");
+	DUO_UNTIL(&d, !bipfw_close_pending(d.fw[0]));
+	CHECK(!bipfw_close_pending(d.fw[0]), "CLOSE never acknowledged");
+	bipfw_destroy(d.fw[0]); /* the receiver leaves */
+	d.fw[0] = NULL;
+	CHECK(bipfw_reap_send(d.fw[1], (unsigned)slot, sg) == 1,
+	      "the last send did not complete");
+	CHECK(d.fw[1]->peers[0].state == BIPFW_PEER_CLOSED,
+	      "the receiver is not seen closed");
+	duo_close(&d);
+}
+
+/* The acks of a node's CLOSE are lost: its peers, which saw it close, still
+ * acknowledge the resent CLOSE, so it need not wait for the dead-peer
+ * timeout (a minute here). */
+static void test_close_resent_acked(void)
+{
+	struct duo d;
+
+	duo_open(&d);
+	drop_types(d.fw[0], 1u << BIP_PKT_ACK);
+	bipfw_announce_close(d.fw[1]);
+	DUO_UNTIL(&d, d.fw[1]->cnt.retransmits > 0);
+	CHECK(bipfw_peer_gone(d.fw[0], 1), "the CLOSE did not arrive");
+	CHECK(bipfw_close_pending(d.fw[1]), "acknowledged through a drop");
+	drop_types(d.fw[0], 0);
+	DUO_UNTIL(&d, !bipfw_close_pending(d.fw[1]));
+	CHECK(!bipfw_close_pending(d.fw[1]), "a resent CLOSE not acknowledged");
+	duo_close(&d);
+}
+
 static void test_host_errors(void)
 {
 	static uint8_t buf[BIP_SMALL_MAX + 1];
@@ -789,10 +855,7 @@ static void test_host_errors(void)
 		      "gathered message");
 		bipfw_small_pop(d.fw[1]);
 		/* Its slot comes back with the (delayed) ack. */
-		for (uint64_t t0 = bipfw_now_us();
-		     !bipfw_sends_drained(d.fw[0]) &&
-		     bipfw_now_us() - t0 < 1000000;)
-			duo_steps(&d, 1);
+		DUO_UNTIL(&d, bipfw_sends_drained(d.fw[0]));
 	}
 	CHECK(post_small(d.fw[0], 1, buf, BIP_SMALL_MAX + 1) ==
 		      -BIP_ETOOLONG,
@@ -827,6 +890,8 @@ int main(void)
 	test_ready_same_id();
 	test_rebase();
 	test_peer_death();
+	test_close_lost_ack();
+	test_close_resent_acked();
 	test_host_errors();
 	test_malformed_data();
 	test_closed_peer();

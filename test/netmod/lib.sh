@@ -23,7 +23,11 @@ run() {
 mpirun() {
 	n=$1; shift
 	echo "+ mpiexec -n $n $*"
-	out=$(timeout 120 "$MPIEXEC" -n "$n" "$@" 2>&1) ||
-		{ echo "$out"; echo "FAILED (exit $?): mpiexec -n $n $*"; exit 1; }
+	out=$(timeout 120 "$MPIEXEC" -n "$n" "$@" 2>&1) || {
+		rc=$?
+		echo "$out"
+		echo "FAILED (exit $rc): mpiexec -n $n $*"
+		exit 1
+	}
 	echo "$out"
 }

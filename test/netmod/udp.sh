@@ -22,14 +22,21 @@ done
 BIP_FAULT_DROP_PCT=3 BIP_FAULT_DUP_PCT=2 BIP_FAULT_SEED=5 mpirun 2 "$W/test_pt2pt"
 echo "$out" | grep -q "passed on 2 ranks" ||
 	{ echo "FAILED: test_pt2pt under faults"; exit 1; }
-# The last message of a run: its sender completes only on the receiver's
-# ack, which (with the CLOSE that carries it too) may be lost while the
-# receiver closes; the closing side lingers to acknowledge resends. One run
-# in about 30 failed before that, so several seeds.
-for seed in 6 7 8 9 10 11 12 13 14 15 16; do
+for seed in 6 7 8 9 10 11; do
 	BIP_FAULT_DROP_PCT=3 BIP_FAULT_DUP_PCT=2 BIP_FAULT_SEED=$seed \
-		mpirun 2 "$W/ring" 1000000
+		mpirun $((2 + seed % 2)) "$W/ring" 1000000
 	echo "$out" | grep -q "intact" ||
 		{ echo "FAILED: ring under faults, seed $seed"; exit 1; }
+done
+# The last message of a run: its sender completes only on the receiver's
+# ack, which (with the CLOSE that carries it too) may be lost while the
+# receiver closes. The CLOSE is resent until acknowledged; when closing
+# only lingered, 3 % loss failed about 1 run in 30. Here 40 % of the acks
+# and CLOSEs are lost.
+for seed in 1 2 3 4 5 6; do
+	BIP_FAULT_DROP_PCT=40 BIP_FAULT_TYPES=ACK,CLOSE BIP_FAULT_SEED=$seed \
+		mpirun $((2 + seed % 2)) "$W/ring" 1000
+	echo "$out" | grep -q "intact" ||
+		{ echo "FAILED: ring with acks and CLOSEs lost, seed $seed"; exit 1; }
 done
 exit 0

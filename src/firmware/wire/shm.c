@@ -751,10 +751,11 @@ static int cma_probe(void)
 	return rc;
 }
 
-static int shm_probe(char *state, size_t len)
+static int shm_probe(size_t packet_size, char *state, size_t len)
 {
 	int cma = cma_probe();
 
+	(void)packet_size; /* ring slots are sized at open */
 	if (cma)
 		snprintf(state, len,
 			 "cross-memory attach unavailable (%s): long messages "

@@ -459,11 +459,11 @@ static void udp_wait(void *ctx, unsigned timeout_us)
 		(void)ppoll(&pfd, 1, &ts, NULL);
 }
 
-static int udp_probe(char *state, size_t len)
+static int udp_probe(size_t packet_size, char *state, size_t len)
 {
 	struct bipfw_counters cnt;
 	struct bipfw_wire_params p = { .nnodes = 1, .secret = 1,
-				       .packet_size = BIP_SMALL_MAX,
+				       .packet_size = packet_size,
 				       .cnt = &cnt };
 	void *ctx;
 	int rc = udp_open(&p, &ctx);

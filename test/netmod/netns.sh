@@ -1,0 +1,74 @@
+# netns.sh - "hosts" on one machine for the MPI tests: network namespaces,
+# each with an eth0 (a veth) plugged into a bridge that lives in a
+# namespace of its own, and an mpiexec that launches across them with
+# Hydra's ssh launcher replaced by netns_ssh. Namespaces share /dev/shm,
+# pids and the host name, so BIP can tell hosts apart only from the
+# launcher's placement (PMI's process mapping) - which is what is tested.
+# Sourced after lib.sh; hosts_up skips the test (exit 77) with the reason
+# when namespaces cannot be made here.
+
+NS_PREFIX=bip$$
+NS_HOSTS=""
+trap 'hosts_down; rm -rf "$W"' EXIT
+
+hosts_down() {
+	for ns in $NS_HOSTS ${NS_PREFIX}br; do
+		# Only processes this test started live in its namespaces.
+		pids=$(ip netns pids "$ns" 2>/dev/null)
+		[ -n "$pids" ] && kill -9 $pids 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+	NS_HOSTS=""
+}
+
+# hosts_up K [MTU]: namespaces ${NS_PREFIX}h0.. with eth0 at 10.77.0.(i+1)
+hosts_up() {
+	k=$1 mtu=${2:-1500}
+	[ "$(id -u)" = 0 ] ||
+		{ echo "SKIP: network namespaces need root"; exit 77; }
+	command -v ip >/dev/null ||
+		{ echo "SKIP: no ip command (iproute2)"; exit 77; }
+	hosts_down
+	br=${NS_PREFIX}br
+	err=$(ip netns add "$br" 2>&1 &&
+	      ip -n "$br" link add br0 type bridge 2>&1 &&
+	      ip -n "$br" link set br0 mtu "$mtu" up 2>&1) ||
+		{ ip netns del "$br" 2>/dev/null
+		  echo "SKIP: cannot make a network namespace with a bridge" \
+		       "here: $err"; exit 77; }
+	i=0
+	while [ $i -lt "$k" ]; do
+		h=${NS_PREFIX}h$i
+		ip netns add "$h" &&
+		NS_HOSTS="$NS_HOSTS $h" &&
+		ip link add eth0 mtu "$mtu" netns "$h" type veth \
+			peer name v$i mtu "$mtu" netns "$br" &&
+		ip -n "$br" link set v$i master br0 up &&
+		ip -n "$h" addr add 10.77.0.$((i + 1))/24 dev eth0 &&
+		ip -n "$h" link set eth0 up &&
+		ip -n "$h" link set lo up ||
+			{ echo "FAILED: setting up host $i"; exit 1; }
+		i=$((i + 1))
+	done
+}
+
+# hosts_run SPEC N PROG ARGS...: mpiexec -n N started on the first host,
+# SPEC a Hydra host list of host numbers ("0,1", "0:2,1:2"); output in $out.
+hosts_run() {
+	spec=""
+	for e in $(echo "$1" | tr , ' '); do
+		spec="$spec${spec:+,}${NS_PREFIX}h$e"
+	done
+	n=$2
+	shift 2
+	echo "+ mpiexec -hosts $spec -n $n $*"
+	out=$(timeout 120 ip netns exec ${NS_PREFIX}h0 "$MPIEXEC" \
+		-launcher ssh -launcher-exec "$top_srcdir/test/netmod/netns_ssh" \
+		-iface eth0 -hosts "$spec" -n "$n" "$@" 2>&1) || {
+		rc=$?
+		echo "$out"
+		echo "FAILED (exit $rc): across hosts $spec"
+		exit 1
+	}
+	echo "$out"
+}
