@@ -61,6 +61,8 @@ static inline const char *bip_pkt_name(unsigned type)
 			      * (with TRUNC: it did not fit) */
 #define BIP_PKTF_REFUSED 0x40 /* LONG_CTS with READY: no receive was posted;
 			       * the message was dropped */
+#define BIP_PKTF_ACKREQ 0x80 /* sequenced: the sender's window is full,
+			      * acknowledge at once */
 
 struct bip_pkt_hdr {
 	uint32_t job_key; /*  0: low 32 bits of the job key */

@@ -26,6 +26,16 @@
  * (Karn: its ack cannot tell which copy it answers); each expiry doubles
  * the timeout up to rto_max_us, the next sample sets it again.
  *
+ * Congestion control on lossy wires (AIMD, as TCP Reno): at most cwnd
+ * packets in flight, resends included. cwnd grows by one per packet acked
+ * below ssthresh (slow start), by one per cwnd packets acked above it; a
+ * loss (a NACK for a packet sent after the last reduction, at recover or
+ * beyond) sets both to half the packets in flight, a timeout drops cwnd to
+ * BIPFW_CWND_MIN. Without it go-back-N resends a whole window per lost
+ * packet, and a fast sender overflows a slow receiver's socket, which
+ * drops silently. The packet that fills the window asks for an ack at once
+ * (BIP_PKTF_ACKREQ) rather than after the receiver's ack delay.
+ *
  * Receiver invariant: every packet before expected was delivered exactly
  * once. Only seq == expected is accepted; an older one is a duplicate
  * (dropped, but its ack is re-sent since the sender may have missed it);
@@ -52,7 +62,15 @@ struct bipfw_rel_tx {
 	bool timing;          /* timed_seq is being timed... */
 	uint32_t timed_seq;
 	uint64_t timed_at;    /* ...since it was sent then */
+	uint32_t cwnd;        /* congestion window, packets */
+	uint32_t ssthresh;    /* slow start below it */
+	uint32_t cwnd_acked;  /* acked toward the next increase above it */
+	uint32_t recover;     /* a loss before this seq was answered */
 };
+
+#define BIPFW_CWND_INIT 32
+#define BIPFW_CWND_MIN 2
+#define BIPFW_CWND_MAX 32768 /* the largest BIP_WINDOW */
 
 struct bipfw_rel_rx {
 	uint32_t expected;      /* next seq accepted */
@@ -100,6 +118,14 @@ static inline bool bipfw_rel_window_full(const struct bipfw_rel_tx *tx,
 					 unsigned window)
 {
 	return tx->next - tx->una >= window;
+}
+
+/* Packets a lossy peer may have in flight: the window, or less while the
+ * network is congested. */
+static inline uint32_t bipfw_rel_limit(const struct bipfw_rel_tx *tx,
+				       unsigned window)
+{
+	return tx->cwnd < window ? tx->cwnd : window;
 }
 
 /* Event: a sequenced packet arrives. */

@@ -14,7 +14,9 @@ void bipfw_rel_init(struct bipfw_rel_tx *tx, struct bipfw_rel_rx *rx,
 	*tx = (struct bipfw_rel_tx){ .progress_at = now,
 				     .rto_us = rto_max_us,
 				     .rto_min_us = rto_min_us,
-				     .rto_max_us = rto_max_us };
+				     .rto_max_us = rto_max_us,
+				     .cwnd = BIPFW_CWND_INIT,
+				     .ssthresh = BIPFW_CWND_MAX };
 	*rx = (struct bipfw_rel_rx){ 0 };
 }
 
@@ -40,6 +42,34 @@ static void rtt_sample(struct bipfw_rel_tx *tx, uint32_t r)
 	tx->rto_us = rto < tx->rto_max_us ? rto : tx->rto_max_us;
 }
 
+/* AIMD's additive increase. */
+static void cwnd_grow(struct bipfw_rel_tx *tx, uint32_t acked)
+{
+	if (tx->cwnd < tx->ssthresh) {
+		tx->cwnd += acked;
+	} else {
+		tx->cwnd_acked += acked;
+		while (tx->cwnd_acked >= tx->cwnd) {
+			tx->cwnd_acked -= tx->cwnd;
+			tx->cwnd++;
+		}
+	}
+	if (tx->cwnd > BIPFW_CWND_MAX)
+		tx->cwnd = BIPFW_CWND_MAX;
+}
+
+/* AIMD's multiplicative decrease, once per loss episode: half of what was
+ * in flight when the loss was seen. */
+static void cwnd_halve(struct bipfw_rel_tx *tx)
+{
+	uint32_t half = (tx->next - tx->una) / 2;
+
+	tx->ssthresh = half > BIPFW_CWND_MIN ? half : BIPFW_CWND_MIN;
+	tx->cwnd = tx->ssthresh;
+	tx->cwnd_acked = 0;
+	tx->recover = tx->next;
+}
+
 uint32_t bipfw_rel_on_ack(struct bipfw_rel_tx *tx, uint32_t a, uint64_t now)
 {
 	uint32_t covered;
@@ -54,6 +84,7 @@ uint32_t bipfw_rel_on_ack(struct bipfw_rel_tx *tx, uint32_t a, uint64_t now)
 		tx->resend = a;
 	tx->progress_at = tx->acked_at = now;
 	tx->backoff_us = 0;
+	cwnd_grow(tx, covered);
 	if (tx->timing && bipfw_seq_before(tx->timed_seq, a)) {
 		uint64_t r = now - tx->timed_at;
 
@@ -70,6 +101,9 @@ void bipfw_rel_on_nack(struct bipfw_rel_tx *tx, uint32_t seq, bool busy,
 	if (bipfw_seq_before(seq, tx->una) || !bipfw_seq_before(seq, tx->next))
 		return;
 	tx->resend = seq;
+	/* A lost packet: the network or the receiver's socket is full. */
+	if (!busy && !bipfw_seq_before(seq, tx->recover))
+		cwnd_halve(tx);
 	/* Karn: what is resent is not timed. */
 	if (tx->timing && !bipfw_seq_before(tx->timed_seq, seq))
 		tx->timing = false;
@@ -95,6 +129,8 @@ bool bipfw_rel_on_timer(struct bipfw_rel_tx *tx, uint64_t now)
 	tx->resend = tx->una;
 	tx->progress_at = now;
 	tx->timing = false;
+	cwnd_halve(tx);
+	tx->cwnd = BIPFW_CWND_MIN;
 	tx->rto_us = tx->rto_us < tx->rto_max_us / 2 ? tx->rto_us * 2
 						      : tx->rto_max_us;
 	return true;

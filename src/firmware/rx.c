@@ -55,6 +55,9 @@ static bool packet_valid(struct bipfw *fw, unsigned wire,
 	if ((h->flags & BIP_PKTF_REFUSED) &&
 	    (h->type != BIP_PKT_LONG_CTS || !(h->flags & BIP_PKTF_READY)))
 		goto bad;
+	if ((h->flags & BIP_PKTF_ACKREQ) &&
+	    (h->type == BIP_PKT_ACK || h->type == BIP_PKT_NACK))
+		goto bad;
 	if ((h->flags & BIP_PKTF_CSUM) && bipfw_csum(payload, h->len) != h->csum)
 		goto bad;
 	return true;
@@ -388,6 +391,9 @@ static void handle_packet(struct bipfw *fw, const struct bip_pkt_hdr *h,
 		return;
 	}
 
+	/* The sender's window is full: it waits on this ack. */
+	if (h->flags & BIP_PKTF_ACKREQ)
+		p->rx.ack_urgent = true;
 	switch (bipfw_rel_on_arrival(&p->rx, h->seq)) {
 	case BIPFW_RX_ACCEPT:
 		if (deliver(fw, src, p, h, payload) == DELIVERED)

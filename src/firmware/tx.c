@@ -268,7 +268,8 @@ static int tx_peer(struct bipfw *fw, int peer)
 {
 	struct bipfw_peer *p = &fw->peers[peer];
 	struct bipfw_rel_tx *tx = &p->tx;
-	unsigned w = fw->cfg.window;
+	uint32_t w = p->lossy ? bipfw_rel_limit(tx, fw->cfg.window)
+			      : fw->cfg.window;
 	int n = 0;
 
 	if (p->rx.nack_due &&
@@ -280,10 +281,15 @@ static int tx_peer(struct bipfw *fw, int peer)
 	}
 	if (!bipfw_rel_may_send(tx, fw->now))
 		return n;
-	/* Go-back-N: after a rollback, resend in order before anything new. */
-	while (tx->resend != tx->next && n < TX_BUDGET) {
-		if (send_entry(fw, peer, bipfw_board(fw, p, tx->resend),
-			       tx->resend))
+	/* Go-back-N: after a rollback, resend in order before anything new,
+	 * as much as the window allows. */
+	while (tx->resend != tx->next && tx->resend - tx->una < w &&
+	       n < TX_BUDGET) {
+		struct bipfw_txent *e = bipfw_board(fw, p, tx->resend);
+
+		if (p->lossy && tx->resend + 1 - tx->una >= w)
+			e->flags |= BIP_PKTF_ACKREQ;
+		if (send_entry(fw, peer, e, tx->resend))
 			return n;
 		tx->resend++;
 		fw->cnt.retransmits++;
@@ -292,8 +298,12 @@ static int tx_peer(struct bipfw *fw, int peer)
 	while (n < TX_BUDGET && !bipfw_rel_window_full(tx, w)) {
 		struct bipfw_txent *e = bipfw_board(fw, p, tx->next);
 
-		if (!next_packet(fw, peer, e) ||
-		    send_entry(fw, peer, e, tx->next))
+		if (!next_packet(fw, peer, e))
+			break;
+		/* It fills the window: no waiting for a delayed ack. */
+		if (p->lossy && tx->next + 1 - tx->una >= w)
+			e->flags |= BIP_PKTF_ACKREQ;
+		if (send_entry(fw, peer, e, tx->next))
 			break;
 		bipfw_rel_on_send_new(tx, fw->now);
 		packet_left(fw, peer, e);

@@ -133,6 +133,48 @@ static void test_rtt(void)
 	CHECK(tx.srtt_us < 20 && tx.rto_us == 100);
 }
 
+static void test_cwnd(void)
+{
+	struct bipfw_rel_tx tx;
+	struct bipfw_rel_rx rx;
+	uint32_t c;
+
+	bipfw_rel_init(&tx, &rx, 0, 10, 100);
+	CHECK(tx.cwnd == BIPFW_CWND_INIT && bipfw_rel_limit(&tx, 128) == 32 &&
+	      bipfw_rel_limit(&tx, 16) == 16);
+	/* Slow start: one more per packet acked. */
+	for (int i = 0; i < 40; i++)
+		bipfw_rel_on_send_new(&tx, 0);
+	bipfw_rel_on_ack(&tx, 10, 1);
+	CHECK(tx.cwnd == 42);
+	/* A loss: half the 30 in flight, once for the whole episode. */
+	bipfw_rel_on_nack(&tx, 12, false, 2, 20);
+	CHECK(tx.cwnd == 15 && tx.ssthresh == 15 && tx.recover == 40);
+	bipfw_rel_on_nack(&tx, 20, false, 3, 20);
+	CHECK(tx.cwnd == 15);
+	/* A receiver out of buffers is not congestion. */
+	bipfw_rel_on_nack(&tx, 30, true, 4, 20);
+	CHECK(tx.cwnd == 15);
+	/* Above ssthresh: one more per window acked. */
+	bipfw_rel_on_ack(&tx, 40, 5);
+	CHECK(tx.cwnd == 16 && tx.cwnd_acked == 15);
+	for (int i = 0; i < 19; i++)
+		bipfw_rel_on_send_new(&tx, 6);
+	bipfw_rel_on_ack(&tx, 59, 7);
+	CHECK(tx.cwnd == 18 && tx.cwnd_acked == 1);
+	/* A loss after the episode halves again. */
+	for (int i = 0; i < 10; i++)
+		bipfw_rel_on_send_new(&tx, 8);
+	bipfw_rel_on_nack(&tx, 60, false, 9, 20);
+	CHECK(tx.cwnd == 5 && tx.recover == 69);
+	/* A timeout: down to the minimum, slow start up to ssthresh. */
+	c = tx.next - tx.una;
+	CHECK(bipfw_rel_on_timer(&tx, 1000000));
+	CHECK(tx.cwnd == BIPFW_CWND_MIN && tx.ssthresh == c / 2);
+	bipfw_rel_on_ack(&tx, 62, 1000001);
+	CHECK(tx.cwnd == BIPFW_CWND_MIN + 3);
+}
+
 static void test_receiver(void)
 {
 	struct bipfw_rel_tx tx;
@@ -197,6 +239,7 @@ int main(void)
 	test_nack_rollback();
 	test_timeout();
 	test_rtt();
+	test_cwnd();
 	test_receiver();
 	test_wraparound();
 	if (failures)

@@ -52,6 +52,24 @@ hosts_up() {
 	done
 }
 
+# hosts_faults DROP DUP: between 2 hosts, the kernel drops DROP % and
+# duplicates DUP % of the frames each one sends (nftables on the bridge's
+# ports; its randomness cannot be seeded). 0 0 removes them. Fails with
+# the reason.
+hosts_faults() {
+	br=${NS_PREFIX}br
+	ip netns exec "$br" nft delete table netdev bipfaults 2>/dev/null
+	[ "$1$2" = 00 ] && return 0
+	command -v nft >/dev/null || { echo "no nft command (nftables)"; return 1; }
+	for i in 0 1; do
+		echo "table netdev bipfaults { chain in$i {"
+		echo "type filter hook ingress device v$i priority 0;"
+		echo "numgen random mod 100 < $1 drop;"
+		echo "numgen random mod 100 < $2 dup to v$((1 - i)); }"
+		echo "}"
+	done | ip netns exec "$br" nft -f - 2>&1
+}
+
 # hosts_run SPEC N PROG ARGS...: mpiexec -n N started on the first host,
 # SPEC a Hydra host list of host numbers ("0,1", "0:2,1:2"); output in $out.
 hosts_run() {
