@@ -12,11 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BIP_WIRE_VERSION 3
+#include "bip_limits.h"
 
-/* Largest small message, in bytes: one packet's payload at least, and the
- * size of an entry of the receiver's small-message queue. */
-#define BIP_SMALL_MAX 4096
+#define BIP_WIRE_VERSION 3
 
 /* Packet types: one list generates the enum and the names used in logs. */
 #define BIP_PKT_TYPES(X)                                                       \
@@ -108,12 +106,17 @@ _Static_assert(offsetof(struct bip_pkt_hdr, inline_data) == 24 &&
  * not the job's (another job, an earlier run of this one) is dropped before
  * its header is read.
  */
-#define BIP_OUTER_MAGIC 0x314e5042u /* "BPN1" */
+#define BIP_OUTER_MAGIC 0x314e5042u /* "BPN1": a BIP packet follows */
+/* Liveness, outer header alone: a process that computes does not poll, so
+ * a thread of its wire answers PROBE with ALIVE for it; a peer that stays
+ * unanswered is dead, one that answers is only busy. */
+#define BIP_OUTER_PROBE 0x504e5042u /* "BPNP" */
+#define BIP_OUTER_ALIVE 0x414e5042u /* "BPNA" */
 
 struct bip_outer_hdr {
-	uint32_t magic;    /* 0: BIP_OUTER_MAGIC */
-	uint32_t reserved; /* 4: 0 */
-	uint64_t tag;      /* 8: the job's network tag */
+	uint32_t magic; /* 0: BIP_OUTER_* */
+	uint32_t node;  /* 4: PROBE, ALIVE: the sender's node; else 0 */
+	uint64_t tag;   /* 8: the job's network tag */
 };
 
 _Static_assert(sizeof(struct bip_outer_hdr) == 16, "outer header is 16 bytes");

@@ -108,13 +108,19 @@ struct bipfw_wire_class {
 			 size_t len);
 	/* The peer as the wire sees it: enum bipfw_peer_state. */
 	int (*peer_state)(void *ctx, int peer);
+	/* Lossy wires: ask whether the peer's process is there even if it
+	 * does not poll (it computes), and when it last answered (bipfw_now_us
+	 * time, 0: never). NULL: the wire cannot tell. */
+	void (*ping)(void *ctx, int peer);
+	uint64_t (*answered_at)(void *ctx, int peer);
 	/* The NIC's interrupt: sleep until a packet may have arrived, at most
 	 * timeout_us. */
 	void (*wait)(void *ctx, unsigned timeout_us);
 	/* The same when several wires are open: arm the interrupt and return
 	 * a file descriptor that polls readable when a packet may have
-	 * arrived, or -BIP_EAGAIN if one is there already; wait_end disarms
-	 * it. */
+	 * arrived, -BIP_EAGAIN if one is there already, or another code if
+	 * there is no descriptor (the wire is then looked at every
+	 * millisecond); wait_end disarms it. NULL: never a descriptor. */
 	int (*wait_fd)(void *ctx);
 	void (*wait_end)(void *ctx);
 	/* Remove what a crashed process of the job left behind (NULL:

@@ -279,6 +279,7 @@ struct bipfw_peer {
 	uint64_t discard_end;         /* ...up to its last byte... */
 	bool discarding;              /* ...while this is set */
 	bool close_due;               /* our CLOSE waits for its turn */
+	uint64_t pinged_at;           /* lossy: our last liveness probe */
 };
 
 struct bipfw_small_entry {
@@ -311,6 +312,7 @@ struct bipfw {
 	uint64_t now;      /* the clock, refreshed every CLOCK_EVERY steps */
 	unsigned tick;
 	uint64_t next_liveness;
+	uint64_t timers_at; /* the lossy timers' last run */
 	unsigned rr; /* round-robin start for transmit */
 
 	struct bipfw_counters cnt;

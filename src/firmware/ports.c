@@ -282,16 +282,17 @@ void bipfw_wires_wait(struct bipfw *fw, unsigned max_us)
 		const struct bipfw_port *w = &fw->wires[i];
 		int fd;
 
-		if (!w->cls->wait_fd) {
+		fd = w->cls->wait_fd ? w->cls->wait_fd(w->ctx) : -BIP_ESTATE;
+		armed[i] = w->cls->wait_fd != NULL;
+		if (fd == -BIP_EAGAIN) {
+			timeout = 0; /* a packet is there already */
+			break;
+		}
+		if (fd < 0) {
+			/* No descriptor to sleep on: look again soon. */
 			if (timeout > NO_FD_POLL_MS)
 				timeout = NO_FD_POLL_MS;
 			continue;
-		}
-		fd = w->cls->wait_fd(w->ctx);
-		armed[i] = true;
-		if (fd < 0) {
-			timeout = 0; /* a packet is there already */
-			break;
 		}
 		pfd[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
 	}

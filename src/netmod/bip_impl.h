@@ -9,7 +9,7 @@
 
 #include "mpidimpl.h"
 #include "mpidch4r.h"
-#include <bip.h>
+#include <bip_limits.h> /* not bip.h: this header is in every MPICH file */
 
 /* Room kept for the control-message header in a BIP small message. */
 #define MPIDI_BIP_CTL_ROOM 64

@@ -6,6 +6,8 @@
 #ifndef BIP_STATE_H_INCLUDED
 #define BIP_STATE_H_INCLUDED
 
+#include <bip.h>
+
 #include "bip_impl.h"
 #include "bip_ctl.h"
 #include "bip_handle.h"

@@ -154,11 +154,14 @@ build)
 	cvars
 	configure_mpich
 	say "building MPICH (make -j$(nproc))"
-	make -C "$obj" -j"$(nproc)" >"$m/make.log" 2>&1 ||
+	# Not our make's command-line variables (make check TESTS=...,
+	# top_srcdir=...): they would override MPICH's own.
+	env -u MAKEFLAGS -u MFLAGS make -C "$obj" -j"$(nproc)" >"$m/make.log" 2>&1 ||
 		{ grep -B2 -A8 -m5 'error' "$m/make.log" >&2; die "build failed (see $m/make.log)"; }
 	;;
 install)
-	make -C "$obj" install DESTDIR="${DESTDIR:-}" >"$m/install.log" 2>&1 ||
+	env -u MAKEFLAGS -u MFLAGS make -C "$obj" install DESTDIR="${DESTDIR:-}" \
+		>"$m/install.log" 2>&1 ||
 		{ tail -20 "$m/install.log" >&2; die "install failed (see $m/install.log)"; }
 	;;
 *)

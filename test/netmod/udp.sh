@@ -8,7 +8,13 @@ t="$top_srcdir/test/netmod"
 run "$MPICC" -O2 -o "$W/cpi" "$ex/cpi.c" -lm
 run "$MPICC" -O2 -o "$W/ring" "$ex/ring.c"
 run "$MPICC" -O2 -Wno-stringop-overflow -o "$W/test_pt2pt" "$t/test_pt2pt.c"
+run "$MPICC" -O2 -o "$W/test_busy" "$t/test_busy.c"
 export BIP_WIRE=udp
+# A rank that computes 3 s without polling, while its peer waits for its
+# acks with a 1 s dead-peer timeout: its wire's liveness thread answers.
+BIP_PEER_TIMEOUT_MS=1000 mpirun 2 "$W/test_busy" 3
+echo "$out" | grep -q "data intact" ||
+	{ echo "FAILED: a busy rank was taken for dead"; exit 1; }
 for n in 2 3; do
 	mpirun $n "$W/cpi"
 	echo "$out" | grep -q "error [0-9.]*e-1[0-9]" ||

@@ -17,7 +17,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -60,9 +62,13 @@ struct seg_hdr {
 	_Atomic uint32_t attached; /* peers that mapped it */
 	_Atomic uint32_t closed;   /* owner closed its endpoint */
 	/* The doorbell sits on a line of its own: senders read it often. */
-	_Alignas(CACHELINE) _Atomic uint32_t sleeping;
+	_Alignas(CACHELINE) _Atomic uint32_t sleeping; /* enum sleep */
 	_Atomic uint32_t doorbell;
 };
+
+/* How the owner sleeps, so how a sender wakes it: alone, on the futex
+ * doorbell; beside other wires, in poll() on its bell socket. */
+enum sleep { AWAKE, SLEEP_FUTEX, SLEEP_POLL };
 
 _Static_assert(sizeof(struct seg_hdr) <= RING_OFF, "header fits its page");
 
@@ -132,6 +138,8 @@ struct bipfw_shm {
 	int rx_next;      /* ring to look at first (round-robin) */
 	int rx_cur;       /* ring of the packet being processed */
 	bool linked;      /* our name is still in /dev/shm */
+	int bellfd;       /* our bell socket (also rings the others), or -1 */
+	bool bell_bound;  /* it has our bell's name: poll() can sleep on it */
 };
 
 /* The ring for packets from src in the segment of owner, whose ring size
@@ -159,6 +167,63 @@ void bipfw_shm_name(char *buf, size_t len, uint64_t secret, uint64_t job_key,
 	memcpy(msg + 4, &n, sizeof(n));
 	snprintf(buf, len, "bip-%u-%016" PRIx64, (unsigned)geteuid(),
 		 bipfw_siphash(key, msg, sizeof(msg)));
+}
+
+/* A node's bell: an abstract unix datagram socket (nothing left behind in
+ * the file system), named from the job's secret so that other users cannot
+ * guess it. Its datagrams carry nothing: they only make poll() return. */
+static socklen_t bell_addr(const struct bipfw_shm *shm, int node,
+			   struct sockaddr_un *a)
+{
+	const uint64_t key[2] = { shm->p.secret, shm->p.job_key };
+	uint8_t msg[8] = { 'b', 'e', 'l' };
+	uint32_t n = (uint32_t)node;
+	int len;
+
+	memcpy(msg + 4, &n, sizeof(n));
+	*a = (struct sockaddr_un){ .sun_family = AF_UNIX };
+	len = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1,
+		       "bip-bell-%u-%016" PRIx64, (unsigned)geteuid(),
+		       bipfw_siphash(key, msg, sizeof(msg)));
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+			   (size_t)len);
+}
+
+static void bell_open(struct bipfw_shm *shm)
+{
+	struct sockaddr_un a;
+	socklen_t len = bell_addr(shm, shm->p.node, &a);
+
+	shm->bellfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			     0);
+	if (shm->bellfd < 0)
+		return;
+	/* Unbound, it still rings others; we then sleep by polling. */
+	shm->bell_bound = bind(shm->bellfd, (struct sockaddr *)&a, len) == 0;
+	if (!shm->bell_bound)
+		bip_dbg("shm wire: no bell socket (%s): waiting beside other "
+			"wires polls",
+			strerror(errno));
+}
+
+static void bell_ring(struct bipfw_shm *shm, int peer)
+{
+	struct sockaddr_un a;
+	socklen_t len = bell_addr(shm, peer, &a);
+	char c = 0;
+
+	/* A full bell is ringing already. */
+	if (shm->bellfd >= 0)
+		(void)sendto(shm->bellfd, &c, 1, MSG_DONTWAIT,
+			     (struct sockaddr *)&a, len);
+}
+
+static void bell_drain(struct bipfw_shm *shm)
+{
+	char c[64];
+
+	while (recv(shm->bellfd, c, sizeof(c), MSG_DONTWAIT) > 0)
+		;
 }
 
 static int shm_cleanup(uint64_t secret, uint64_t job_key, int node)
@@ -298,6 +363,7 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 	shm = calloc(1, sizeof(*shm));
 	if (!shm)
 		return -BIP_ENOMEM;
+	shm->bellfd = -1;
 	shm->p = *params;
 	rc = bip_knob_table_load(&shm_knobs, &shm->k);
 	if (rc)
@@ -318,6 +384,7 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 	}
 	for (int i = 0; i < n; i++)
 		shm->peers[i].pidfd = -1;
+	bell_open(shm);
 
 	seg_path(shm, params->node, name, sizeof(name));
 	rc = create_segment(shm, name);
@@ -549,6 +616,8 @@ void bipfw_shm_close(struct bipfw_shm *shm)
 		seg_path(shm, shm->p.node, name, sizeof(name));
 		shm_unlink(name);
 	}
+	if (shm->bellfd >= 0)
+		close(shm->bellfd);
 	free(shm->peers);
 	free(shm->in);
 	free(shm->tails);
@@ -586,17 +655,23 @@ static struct bip_pkt_hdr *shm_reserve(void *ctx, int peer, size_t len)
 static void shm_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
 		       size_t len)
 {
-	struct shm_peer *pp = &((struct bipfw_shm *)ctx)->peers[peer];
+	struct bipfw_shm *shm = ctx;
+	struct shm_peer *pp = &shm->peers[peer];
 	struct seg_hdr *s = pp->seg;
 
 	atomic_store_explicit(slot_stamp((uint8_t *)pkt), ++pp->head,
 			      memory_order_release);
-	/* Pairs with the fence in shm_wait: either it sees our packet or we
-	 * see it asleep and ring. */
+	/* Pairs with the fence in shm_wait and shm_wait_fd: either it sees
+	 * our packet or we see it asleep and ring. */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&s->sleeping, memory_order_relaxed)) {
+	switch (atomic_load_explicit(&s->sleeping, memory_order_relaxed)) {
+	case SLEEP_FUTEX:
 		atomic_fetch_add(&s->doorbell, 1);
 		futex(&s->doorbell, FUTEX_WAKE, 1, NULL);
+		break;
+	case SLEEP_POLL:
+		bell_ring(shm, peer);
+		break;
 	}
 }
 
@@ -701,14 +776,36 @@ static void shm_wait(void *ctx, unsigned timeout_us)
 	struct timespec ts = { timeout_us / 1000000,
 			       (long)(timeout_us % 1000000) * 1000 };
 
-	atomic_store(&s->sleeping, 1);
+	atomic_store(&s->sleeping, SLEEP_FUTEX);
 	atomic_thread_fence(memory_order_seq_cst);
 	for (int src = 0; src < shm->p.nnodes; src++)
 		if (src != shm->p.node && ring_ready(shm, src))
 			goto awake;
 	futex(&s->doorbell, FUTEX_WAIT, bell, &ts);
 awake:
-	atomic_store(&s->sleeping, 0);
+	atomic_store(&s->sleeping, AWAKE);
+}
+
+/* Beside other wires: the bell socket, which senders ring once they see
+ * SLEEP_POLL (same fence protocol as the futex). */
+static int shm_wait_fd(void *ctx)
+{
+	struct bipfw_shm *shm = ctx;
+
+	if (!shm->bell_bound)
+		return -BIP_ESTATE;
+	bell_drain(shm);
+	atomic_store(&shm->self->sleeping, SLEEP_POLL);
+	atomic_thread_fence(memory_order_seq_cst);
+	for (int src = 0; src < shm->p.nnodes; src++)
+		if (src != shm->p.node && ring_ready(shm, src))
+			return -BIP_EAGAIN;
+	return shm->bellfd;
+}
+
+static void shm_wait_end(void *ctx)
+{
+	atomic_store(&((struct bipfw_shm *)ctx)->self->sleeping, AWAKE);
 }
 
 static int cma_probe(void)
@@ -804,6 +901,8 @@ const struct bipfw_wire_class bipfw_shm_class = {
 	.dma_write = shm_dma_write,
 	.peer_state = shm_peer_state,
 	.wait = shm_wait,
+	.wait_fd = shm_wait_fd,
+	.wait_end = shm_wait_end,
 	.cleanup = shm_cleanup,
 	.probe = shm_probe,
 };

@@ -6,6 +6,12 @@
  * The wire is lossy: the NIC program checksums, acknowledges and resends.
  * Long data goes in packets that fit the interface's MTU; a small message
  * always goes whole (the kernel fragments one larger than the MTU).
+ *
+ * A second socket, served by a thread of its own that sleeps in recvfrom,
+ * answers liveness probes (BIP_OUTER_PROBE) for the process while it
+ * computes and polls nothing: a peer waiting for our acks learns that we
+ * are busy, not dead. The thread touches nothing but that socket and
+ * values fixed at open.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -14,6 +20,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,9 +72,11 @@ static const struct bip_knob_def knobs[] = {
 
 static const struct bip_knob_table udp_knobs = BIP_KNOB_TABLE(knobs);
 
-/* A peer's address; sin_family is 0 until it is connected. */
+/* A peer's addresses; sin_family is 0 until it is connected. */
 struct udp_peer {
 	struct sockaddr_in addr;
+	struct sockaddr_in answerer; /* its liveness socket */
+	uint64_t answered_at;        /* its last ALIVE, bipfw_now_us */
 };
 
 /* A batch of datagram buffers and the message headers over them. */
@@ -82,6 +91,10 @@ struct udp {
 	struct bipfw_wire_params p;
 	struct udp_knobs k;
 	int fd;
+	int afd;              /* the answerer's socket */
+	bool answering;       /* its thread runs */
+	pthread_t answerer;
+	uint16_t aport;
 	struct sockaddr_in self;
 	char ifname[IF_NAMESIZE];
 	unsigned mtu;
@@ -210,6 +223,56 @@ static int open_socket(struct udp *u)
 	return 0;
 }
 
+/* The answerer: ALIVE for every PROBE of this job, until shutdown. */
+static void *answer(void *arg)
+{
+	const struct udp *u = arg;
+
+	for (;;) {
+		struct bip_outer_hdr o;
+		struct sockaddr_in from;
+		socklen_t flen = sizeof(from);
+		ssize_t n = recvfrom(u->afd, &o, sizeof(o), 0,
+				     (struct sockaddr *)&from, &flen);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return NULL; /* shut down */
+		if ((size_t)n != sizeof(o) || o.magic != BIP_OUTER_PROBE ||
+		    o.tag != u->tag)
+			continue;
+		o = (struct bip_outer_hdr){ .magic = BIP_OUTER_ALIVE,
+					    .node = (uint32_t)u->p.node,
+					    .tag = u->tag };
+		(void)sendto(u->afd, &o, sizeof(o), MSG_DONTWAIT,
+			     (struct sockaddr *)&from, flen);
+	}
+}
+
+static int open_answerer(struct udp *u)
+{
+	struct sockaddr_in a = u->self;
+	socklen_t len = sizeof(a);
+	int rc;
+
+	u->afd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	a.sin_port = 0;
+	if (u->afd < 0 || bind(u->afd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    getsockname(u->afd, (struct sockaddr *)&a, &len) < 0) {
+		bip_err("udp wire: liveness socket: %s", strerror(errno));
+		return -BIP_ESYS;
+	}
+	u->aport = ntohs(a.sin_port);
+	rc = pthread_create(&u->answerer, NULL, answer, u);
+	if (rc) {
+		bip_err("udp wire: liveness thread: %s", strerror(rc));
+		return -BIP_ESYS;
+	}
+	u->answering = true;
+	return 0;
+}
+
 static int batch_init(struct batch *b, unsigned n, size_t bufsize)
 {
 	b->buf = malloc(n * bufsize);
@@ -238,6 +301,13 @@ static void udp_close(void *ctx)
 
 	if (!u)
 		return;
+	if (u->answering) {
+		/* Wakes its recvfrom with 0. */
+		(void)shutdown(u->afd, SHUT_RDWR);
+		pthread_join(u->answerer, NULL);
+	}
+	if (u->afd >= 0)
+		close(u->afd);
 	if (u->fd >= 0)
 		close(u->fd);
 	batch_free(&u->tx);
@@ -255,7 +325,7 @@ static int udp_open(const struct bipfw_wire_params *p, void **ctx_p)
 
 	if (!u)
 		return -BIP_ENOMEM;
-	u->fd = -1;
+	u->fd = u->afd = -1;
 	u->p = *p;
 	rc = bip_knob_table_load(&udp_knobs, &u->k);
 	if (!rc)
@@ -270,6 +340,9 @@ static int udp_open(const struct bipfw_wire_params *p, void **ctx_p)
 	 * shared-memory segments) never travels. */
 	u->tag = bipfw_siphash((const uint64_t[2]){ p->secret, p->job_key },
 			       what, sizeof(what));
+	rc = open_answerer(u);
+	if (rc)
+		goto fail;
 	payload = p->packet_size < BIP_SMALL_MAX ? BIP_SMALL_MAX
 						 : p->packet_size;
 	if (payload > DGRAM_MAX - OUTER - HDR)
@@ -310,7 +383,8 @@ static int udp_card(void *ctx, char *buf, size_t len)
 	int n;
 
 	inet_ntop(AF_INET, &u->self.sin_addr, a, sizeof(a));
-	n = snprintf(buf, len, "udp,%s,%u", a, ntohs(u->self.sin_port));
+	n = snprintf(buf, len, "udp,%s,%u,%u", a, ntohs(u->self.sin_port),
+		     u->aport);
 	return n < 0 || (size_t)n >= len ? -BIP_ETOOLONG : 0;
 }
 
@@ -320,15 +394,18 @@ static int udp_connect(void *ctx, int peer, const char *card)
 	struct udp_peer *pp = &u->peers[peer];
 	char addr[INET_ADDRSTRLEN];
 	const char *p = card;
-	uint64_t port;
+	uint64_t port, aport;
 
 	if (!bip_field_lit(&p, ',', "udp") ||
 	    !bip_field_str(&p, ',', "0123456789.", addr, sizeof(addr)) ||
-	    !bip_field_uint(&p, '\0', 10, 65535, &port) || !port || *p ||
+	    !bip_field_uint(&p, ',', 10, 65535, &port) || !port ||
+	    !bip_field_uint(&p, '\0', 10, 65535, &aport) || !aport || *p ||
 	    inet_pton(AF_INET, addr, &pp->addr.sin_addr) != 1)
 		return -BIP_ECARD;
 	pp->addr.sin_family = AF_INET;
 	pp->addr.sin_port = htons((uint16_t)port);
+	pp->answerer = pp->addr;
+	pp->answerer.sin_port = htons((uint16_t)aport);
 	return 0;
 }
 
@@ -412,15 +489,25 @@ static int udp_peek(void *ctx, const struct bip_pkt_hdr **hdr,
 		}
 		buf = b->buf + b->start * u->bufsize;
 		len = b->m[b->start].msg_len;
-		if (len < OUTER + HDR ||
+		if (len < OUTER ||
 		    (b->m[b->start].msg_hdr.msg_flags & MSG_TRUNC)) {
 			u->p.cnt->dropped_bad++;
 			continue;
 		}
 		memcpy(&o, buf, sizeof(o));
-		if (o.magic != BIP_OUTER_MAGIC || o.tag != u->tag) {
+		if (o.tag != u->tag) {
 			u->p.cnt->dropped_foreign++;
 			bip_dbg("udp wire: dropped a datagram of another job");
+			continue;
+		}
+		/* A peer's answerer: its process is there. */
+		if (o.magic == BIP_OUTER_ALIVE && len == OUTER &&
+		    o.node < (uint32_t)u->p.nnodes) {
+			u->peers[o.node].answered_at = bipfw_now_us();
+			continue;
+		}
+		if (o.magic != BIP_OUTER_MAGIC || len < OUTER + HDR) {
+			u->p.cnt->dropped_bad++;
 			continue;
 		}
 		*hdr = (const struct bip_pkt_hdr *)(buf + OUTER);
@@ -439,6 +526,24 @@ static int udp_peer_state(void *ctx, int peer)
 {
 	/* A silent peer is judged by the NIC program's ack timeout. */
 	return BIPFW_PEER_LIVE;
+}
+
+static void udp_ping(void *ctx, int peer)
+{
+	struct udp *u = ctx;
+	struct bip_outer_hdr o = { .magic = BIP_OUTER_PROBE,
+				   .node = (uint32_t)u->p.node,
+				   .tag = u->tag };
+
+	if (u->peers[peer].answerer.sin_family)
+		(void)sendto(u->fd, &o, sizeof(o), MSG_DONTWAIT,
+			     (struct sockaddr *)&u->peers[peer].answerer,
+			     sizeof(u->peers[peer].answerer));
+}
+
+static uint64_t udp_answered_at(void *ctx, int peer)
+{
+	return ((struct udp *)ctx)->peers[peer].answered_at;
 }
 
 static int udp_wait_fd(void *ctx)
@@ -501,6 +606,8 @@ const struct bipfw_wire_class bipfw_udp_class = {
 	.peek = udp_peek,
 	.release = udp_release,
 	.peer_state = udp_peer_state,
+	.ping = udp_ping,
+	.answered_at = udp_answered_at,
 	.wait = udp_wait,
 	.wait_fd = udp_wait_fd,
 	.probe = udp_probe,
