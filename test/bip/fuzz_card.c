@@ -6,7 +6,8 @@
  * with -DFUZZ_SEEDS instead, it writes seeds made from a real endpoint's
  * card and real PMI text.
  *
- * Input: one byte of choice (0: a card for bip_connect, 1: the shm card
+ * Input: one byte of choice (0: a card for bip_connect, every wire's part
+ * parsed by its class, 1: the shm card
  * alone, 2: a PMI line, 3: a process mapping), then the text.
  */
 #include <stdio.h>
@@ -21,7 +22,10 @@
 static bip_ep_t *endpoint(void)
 {
 	static bip_ep_t *ep;
-	struct bip_open_params p = { .node = 0, .nnodes = 2, .job_key = 9 };
+	/* Two hosts: the network wires are open too, so their card parsers
+	 * (udp's) are reached as well as shm's. */
+	struct bip_open_params p = { .node = 0, .nnodes = 2, .job_key = 9,
+				     .host = 0, .nhosts = 2 };
 
 	if (!ep && (bip_secret_new(&p.secret) || bip_open(&p, &ep)))
 		abort();
