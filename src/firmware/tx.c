@@ -264,6 +264,15 @@ static void packet_left(struct bipfw *fw, int peer, const struct bipfw_txent *e)
 	}
 }
 
+/* On a lossy wire, the packet that fills the window asks for its ack at
+ * once rather than after the receiver's ack delay: the sender waits on it. */
+static void ask_ack_if_last(const struct bipfw_peer *p,
+			    struct bipfw_txent *e, uint32_t seq, uint32_t w)
+{
+	if (p->lossy && seq + 1 - p->tx.una >= w)
+		e->flags |= BIP_PKTF_ACKREQ;
+}
+
 static int tx_peer(struct bipfw *fw, int peer)
 {
 	struct bipfw_peer *p = &fw->peers[peer];
@@ -287,8 +296,7 @@ static int tx_peer(struct bipfw *fw, int peer)
 	       n < TX_BUDGET) {
 		struct bipfw_txent *e = bipfw_board(fw, p, tx->resend);
 
-		if (p->lossy && tx->resend + 1 - tx->una >= w)
-			e->flags |= BIP_PKTF_ACKREQ;
+		ask_ack_if_last(p, e, tx->resend, w);
 		if (send_entry(fw, peer, e, tx->resend))
 			return n;
 		tx->resend++;
@@ -300,9 +308,7 @@ static int tx_peer(struct bipfw *fw, int peer)
 
 		if (!next_packet(fw, peer, e))
 			break;
-		/* It fills the window: no waiting for a delayed ack. */
-		if (p->lossy && tx->next + 1 - tx->una >= w)
-			e->flags |= BIP_PKTF_ACKREQ;
+		ask_ack_if_last(p, e, tx->next, w);
 		if (send_entry(fw, peer, e, tx->next))
 			break;
 		bipfw_rel_on_send_new(tx, fw->now);

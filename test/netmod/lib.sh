@@ -19,15 +19,36 @@ run() {
 	"$@" || { echo "FAILED (exit $?): $*"; exit 1; }
 }
 
+# launch WHAT CMD...: run CMD with a time limit, its output in $out; a
+# failure prints it and ends the test, naming WHAT.
+launch() {
+	what=$1; shift
+	out=$(timeout 120 "$@" 2>&1) || {
+		rc=$?
+		echo "$out"
+		echo "FAILED (exit $rc): $what"
+		exit 1
+	}
+	echo "$out"
+}
+
 # mpirun N PROG ARGS... : run under Hydra with a time limit, output in $out
 mpirun() {
 	n=$1; shift
 	echo "+ mpiexec -n $n $*"
-	out=$(timeout 120 "$MPIEXEC" -n "$n" "$@" 2>&1) || {
-		rc=$?
-		echo "$out"
-		echo "FAILED (exit $rc): mpiexec -n $n $*"
-		exit 1
-	}
-	echo "$out"
+	launch "mpiexec -n $n $*" "$MPIEXEC" -n "$n" "$@"
+}
+
+# expect PATTERN WHAT: the last run's output has PATTERN, or the test
+# fails naming WHAT.
+expect() {
+	echo "$out" | grep -q "$1" || { echo "FAILED: $2"; exit 1; }
+}
+
+# The MPI examples the wire tests run, built into $W: cpi, ring, test_pt2pt.
+build_examples() {
+	run "$MPICC" -O2 -o "$W/cpi" "$top_srcdir/examples/mpi/cpi.c" -lm
+	run "$MPICC" -O2 -o "$W/ring" "$top_srcdir/examples/mpi/ring.c"
+	run "$MPICC" -O2 -Wno-stringop-overflow -o "$W/test_pt2pt" \
+		"$top_srcdir/test/netmod/test_pt2pt.c"
 }

@@ -17,9 +17,7 @@ if [ -n "${MPICH_TESTSUITE_HOSTS:-}" ]; then
 	mpiexec_run=$W/mpiexec_hosts
 	cat >"$mpiexec_run" <<EOF
 #!/bin/sh
-exec ip netns exec ${NS_PREFIX}h0 "$MPIEXEC" -launcher ssh \\
-	-launcher-exec "$top_srcdir/test/netmod/netns_ssh" -iface eth0 \\
-	-hosts $(echo $NS_HOSTS | tr ' ' ,) "\$@"
+exec $(hosts_mpiexec) -hosts $(echo $NS_HOSTS | tr ' ' ,) "\$@"
 EOF
 	chmod +x "$mpiexec_run"
 	across=" across $MPICH_TESTSUITE_HOSTS hosts"

@@ -70,8 +70,15 @@ hosts_faults() {
 	done | ip netns exec "$br" nft -f - 2>&1
 }
 
-# hosts_run SPEC N PROG ARGS...: mpiexec -n N started on the first host,
-# SPEC a Hydra host list of host numbers ("0,1", "0:2,1:2"); output in $out.
+# The mpiexec that launches across the hosts, started on the first one;
+# the caller adds -hosts and the rest.
+hosts_mpiexec() {
+	echo "ip netns exec ${NS_PREFIX}h0 $MPIEXEC -launcher ssh" \
+	     "-launcher-exec $top_srcdir/test/netmod/netns_ssh -iface eth0"
+}
+
+# hosts_run SPEC N PROG ARGS...: mpiexec -n N across the hosts, SPEC a
+# Hydra host list of host numbers ("0,1", "0:2,1:2"); output in $out.
 hosts_run() {
 	spec=""
 	for e in $(echo "$1" | tr , ' '); do
@@ -80,13 +87,6 @@ hosts_run() {
 	n=$2
 	shift 2
 	echo "+ mpiexec -hosts $spec -n $n $*"
-	out=$(timeout 120 ip netns exec ${NS_PREFIX}h0 "$MPIEXEC" \
-		-launcher ssh -launcher-exec "$top_srcdir/test/netmod/netns_ssh" \
-		-iface eth0 -hosts "$spec" -n "$n" "$@" 2>&1) || {
-		rc=$?
-		echo "$out"
-		echo "FAILED (exit $rc): across hosts $spec"
-		exit 1
-	}
-	echo "$out"
+	# shellcheck disable=SC2046 # the launcher's words, no spaces inside
+	launch "across hosts $spec" $(hosts_mpiexec) -hosts "$spec" -n "$n" "$@"
 }
