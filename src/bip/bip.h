@@ -213,6 +213,8 @@ struct bip_counters {
 	uint64_t cma_transfers;
 	uint64_t peers_lost;      /* peers that died or closed */
 	uint64_t faults_injected; /* packets dropped or doubled by BIP_FAULT_* */
+	uint64_t runs_sent;       /* runs of packets sent as one segmented */
+	uint64_t runs_received;   /* datagram (udp GSO), and received whole */
 };
 int bip_get_counters(const bip_ep_t *ep, struct bip_counters *c);
 

@@ -4,9 +4,16 @@
  * message can cost), and the bandwidths of the two ways to move long data
  * between processes: a pipelined two-copy ring and single-copy cross-memory
  * attach. Prints "name bytes value" rows; medians throughout.
+ *
+ * Between hosts, the floor of the udp wire: "bip_floor -e PORT" echoes
+ * datagrams on one host, "bip_floor -u ADDR:PORT" times 8-byte ping-pongs
+ * against it from another, both busy-polling (the least a udp message
+ * costs there).
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -15,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -185,15 +193,102 @@ static double cma_floor(size_t len, uint8_t *src, uint8_t *dst)
 	return median(v, SAMPLES);
 }
 
+enum { UDP_WARM = 1000, UDP_TRIPS = 1001 };
+
+/* A blocking-free datagram receive: spins, as a busy-polling MPI does. */
+static ssize_t udp_spin_recv(int fd, void *buf, size_t len,
+			     struct sockaddr_in *from)
+{
+	socklen_t flen = sizeof(*from);
+	ssize_t n;
+
+	while ((n = recvfrom(fd, buf, len, MSG_DONTWAIT, (void *)from,
+			     &flen)) < 0 &&
+	       (errno == EAGAIN || errno == EINTR))
+		;
+	return n;
+}
+
+static int udp_socket(uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0 || bind(fd, (void *)&a, sizeof(a)) < 0) {
+		perror("bip_floor: udp socket");
+		exit(1);
+	}
+	return fd;
+}
+
+/* -e PORT: answer every datagram with itself, until the pinger is done. */
+static int udp_echo(uint16_t port)
+{
+	int fd = udp_socket(port);
+	char buf[64];
+
+	for (int i = 0; i < UDP_WARM + UDP_TRIPS; i++) {
+		struct sockaddr_in from;
+		ssize_t n = udp_spin_recv(fd, buf, sizeof(buf), &from);
+
+		if (n < 0 || sendto(fd, buf, (size_t)n, 0, (void *)&from,
+				    sizeof(from)) != n) {
+			perror("bip_floor: udp echo");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* -u ADDR:PORT: 8-byte round trips against an echo, one-way median. */
+static int udp_ping(const char *where)
+{
+	static double v[UDP_TRIPS];
+	struct sockaddr_in to = { .sin_family = AF_INET }, from;
+	char addr[INET_ADDRSTRLEN];
+	unsigned port;
+	uint64_t msg = 0;
+	int fd;
+
+	if (sscanf(where, "%15[0-9.]:%u", addr, &port) != 2 || !port ||
+	    port > 65535 || inet_pton(AF_INET, addr, &to.sin_addr) != 1) {
+		fprintf(stderr, "bip_floor: -u wants IPV4:PORT, not %s\n",
+			where);
+		return 2;
+	}
+	to.sin_port = htons((uint16_t)port);
+	fd = udp_socket(0);
+	for (int i = 0; i < UDP_WARM + UDP_TRIPS; i++) {
+		double t0 = now_us();
+
+		msg++;
+		if (sendto(fd, &msg, sizeof(msg), 0, (void *)&to,
+			   sizeof(to)) != sizeof(msg) ||
+		    udp_spin_recv(fd, &msg, sizeof(msg), &from) !=
+			    sizeof(msg)) {
+			perror("bip_floor: udp ping");
+			return 1;
+		}
+		if (i >= UDP_WARM)
+			v[i - UDP_WARM] = (now_us() - t0) / 2;
+	}
+	printf("udp_oneway_usec 8 %.3f\n", median(v, UDP_TRIPS));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 64u << 10, 1u << 20, 4u << 20 };
 	struct shared *sh;
 	uint8_t *src, *dst;
 
-	(void)argv;
+	if (argc == 3 && strcmp(argv[1], "-e") == 0)
+		return udp_echo((uint16_t)atoi(argv[2]));
+	if (argc == 3 && strcmp(argv[1], "-u") == 0)
+		return udp_ping(argv[2]);
 	if (argc > 1) {
-		fprintf(stderr, "usage: bip_floor\n");
+		fprintf(stderr, "usage: bip_floor [-e PORT | -u IPV4:PORT]\n");
 		return 2;
 	}
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,

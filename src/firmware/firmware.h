@@ -35,7 +35,7 @@ enum bipfw_peer_state {
 	X(packets_sent) X(packets_received) X(acks_sent) X(nacks_sent)        \
 	X(nacks_received) X(retransmits) X(small_overflows)                   \
 	X(dropped_foreign) X(dropped_bad) X(dropped_dup) X(cma_transfers)     \
-	X(peers_lost) X(faults_injected)
+	X(peers_lost) X(faults_injected) X(runs_sent) X(runs_received)
 
 struct bipfw_counters {
 #define BIPFW_COUNTER_FIELD(name) uint64_t name;

@@ -352,7 +352,7 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		"dropped %llu%s, idle yields %llu, sleeps %llu | "
 		"BIP: packets %llu sent %llu received, acks %llu, NACKs %llu "
 		"sent %llu received, retransmits %llu, small-queue overflows "
-		"%llu\n",
+		"%llu, segmented runs %llu sent %llu received\n",
 		MPIR_Process.rank,
 		(unsigned long long)c->sent[MPIDI_BIP_PROTO_SHORT],
 		(unsigned long long)c->sent[MPIDI_BIP_PROTO_3WAY],
@@ -372,7 +372,9 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)b.nacks_sent,
 		(unsigned long long)b.nacks_received,
 		(unsigned long long)b.retransmits,
-		(unsigned long long)b.small_overflows);
+		(unsigned long long)b.small_overflows,
+		(unsigned long long)b.runs_sent,
+		(unsigned long long)b.runs_received);
 }
 
 int MPIDI_BIP_mpi_finalize_hook(void)

@@ -3,8 +3,8 @@
 # launched by Hydra across them. BIP must find the hosts from the
 # launcher's placement: shm inside a host, udp between hosts. Examples and
 # the point-to-point test on 2 and 4 hosts, a mixed job (2 hosts x 2
-# ranks), BIP's seeded faults, frames lost and duplicated by the kernel,
-# and jumbo frames. make check-full adds
+# ranks), segmented sends (UDP GSO) on and off, BIP's seeded faults,
+# frames lost and duplicated by the kernel, and jumbo frames. make check-full adds
 # MPICH's test suite across hosts (mpich_hosts.sh).
 . "$top_srcdir/test/netmod/lib.sh"
 . "$top_srcdir/test/netmod/netns.sh"
@@ -28,9 +28,20 @@ expect "passed on 4 ranks" "pt2pt, 2 hosts x 2 ranks"
 hosts_run 0,1,2,3 4 "$W/ring" 1000000
 expect "intact" "ring on 4 hosts"
 
+export MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1
+
+# Runs of packets to one peer leave as one segmented datagram (UDP GSO)
+# and arrive whole (GRO); with BIP_UDP_GSO=off they go one by one.
+hosts_run 0,1 2 "$W/ring" 4000000
+expect "intact" "ring"
+expect "segmented runs [1-9][0-9]* sent [1-9]" "no run sent and received whole"
+BIP_UDP_GSO=off hosts_run 0,1 2 "$W/ring" 4000000
+expect "intact" "ring, BIP_UDP_GSO=off"
+! echo "$out" | grep -q "segmented runs [1-9]" ||
+	{ echo "FAILED: segmented runs with BIP_UDP_GSO=off"; exit 1; }
+
 # Loss and duplication (BIP's own, seeded: replayable) between hosts: the
 # results are the same, and the counters show the resends.
-export MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1
 for seed in 1 2 3; do
 	BIP_FAULT_DROP_PCT=5 BIP_FAULT_DUP_PCT=2 BIP_FAULT_SEED=$seed \
 		hosts_run 0,1 2 "$W/test_pt2pt"

@@ -7,6 +7,13 @@
  * Long data goes in packets that fit the interface's MTU; a small message
  * always goes whole (the kernel fragments one larger than the MTU).
  *
+ * A run of queued packets to one peer, all of one size but the last, leaves
+ * as one segmented datagram (UDP GSO): the kernel's path through the
+ * stack, veth and bridge is paid once per 64 KiB instead of once per
+ * packet, which is what lets TCP stream at gigabytes per second where
+ * plain datagrams top out at a few hundred megabytes. The receiving socket
+ * takes such runs whole (UDP GRO) and peek walks their segments.
+ *
  * A second socket, served by a thread of its own that sleeps in recvfrom,
  * answers liveness probes (BIP_OUTER_PROBE) for the process while it
  * computes and polls nothing: a peer waiting for our acks learns that we
@@ -19,6 +26,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -39,13 +47,18 @@
 #define IPV4_UDP_HDRS 28       /* IPv4 and UDP headers */
 #define DGRAM_MAX 65507        /* largest UDP payload over IPv4 */
 #define MTU_MIN 576
+#define GSO_SEGS_MAX 64        /* the kernel's UDP_MAX_SEGMENTS (6.1) */
+#define GRO_BUF 65536          /* a coalesced run, at most */
 
 struct udp_knobs {
 	char iface[64];
 	unsigned port;
 	unsigned batch;
 	size_t sockbuf;
+	unsigned gso; /* index in on_off: 1 is on */
 };
+
+static const char *const on_off[] = { "off", "on", NULL };
 
 #define T(field) BIP_KNOB_CHARS(struct udp_knobs, field)
 #define U(field) BIP_KNOB_UINT(struct udp_knobs, field)
@@ -68,6 +81,12 @@ static const struct bip_knob_def knobs[] = {
 	    "at net.core.rmem_max/wmem_max unless run as root)." },
 	  BIP_KNOB_SIZE, 65536, 1u << 30, NULL,
 	  BIP_KNOB_SIZE_T(struct udp_knobs, sockbuf) },
+	{ { "BIP_UDP_GSO", "on|off", "on",
+	    "Send a run of packets to one peer as one segmented datagram "
+	    "(UDP GSO) and receive runs whole (UDP GRO); the receive "
+	    "buffers then take 64 KiB each (BIP_UDP_BATCH of them). Turned "
+	    "off by itself where the kernel or interface refuses it." },
+	  BIP_KNOB_CHOICE, 0, 0, on_off, U(gso) },
 };
 
 static const struct bip_knob_table udp_knobs = BIP_KNOB_TABLE(knobs);
@@ -79,12 +98,26 @@ struct udp_peer {
 	uint64_t answered_at;        /* its last ALIVE, bipfw_now_us */
 };
 
-/* A batch of datagram buffers and the message headers over them. */
+/* Control data of one message: a GSO segment size or a GRO one. */
+union seg_cmsg {
+	char buf[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr align;
+};
+
+/* A batch of datagram buffers and the message headers over them. On
+ * receive, a buffer may hold a coalesced run: seg is its segment size and
+ * off the next segment's offset. On send, runs are gathered into group
+ * messages (g), gn[i] datagrams each. */
 struct batch {
-	uint8_t *buf; /* n buffers of the wire's buffer size */
+	uint8_t *buf; /* n buffers of size bufsize */
+	size_t bufsize;
 	struct mmsghdr *m;
 	struct iovec *v;
+	union seg_cmsg *cm;
 	unsigned start, n; /* tx: [start, n) queued; rx: next, received */
+	size_t off, seg;
+	struct mmsghdr *g;
+	unsigned *gn;
 };
 
 struct udp {
@@ -99,6 +132,7 @@ struct udp {
 	char ifname[IF_NAMESIZE];
 	unsigned mtu;
 	size_t bufsize; /* outer header, packet header, largest payload */
+	bool gso;       /* segmented sends and coalesced receives work */
 	uint64_t tag;   /* the job's network tag */
 	struct udp_peer *peers;
 	struct batch tx, rx;
@@ -213,6 +247,10 @@ static int open_socket(struct udp *u)
 	sock_buffers(u);
 	(void)setsockopt(u->fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu,
 			 sizeof(pmtu));
+	/* Without GRO a segmented run is cut up again before our socket. */
+	u->gso = u->k.gso &&
+		 setsockopt(u->fd, IPPROTO_UDP, UDP_GRO, &(int){ 1 },
+			    sizeof(int)) == 0;
 	u->self.sin_port = htons((uint16_t)u->k.port);
 	if (bind(u->fd, (struct sockaddr *)&u->self, sizeof(u->self)) < 0 ||
 	    getsockname(u->fd, (struct sockaddr *)&u->self, &len) < 0) {
@@ -275,10 +313,14 @@ static int open_answerer(struct udp *u)
 
 static int batch_init(struct batch *b, unsigned n, size_t bufsize)
 {
+	b->bufsize = bufsize;
 	b->buf = malloc(n * bufsize);
 	b->m = calloc(n, sizeof(*b->m));
 	b->v = calloc(n, sizeof(*b->v));
-	if (!b->buf || !b->m || !b->v)
+	b->cm = calloc(n, sizeof(*b->cm));
+	b->g = calloc(n, sizeof(*b->g));
+	b->gn = calloc(n, sizeof(*b->gn));
+	if (!b->buf || !b->m || !b->v || !b->cm || !b->g || !b->gn)
 		return -BIP_ENOMEM;
 	for (unsigned i = 0; i < n; i++) {
 		b->v[i] = (struct iovec){ b->buf + i * bufsize, bufsize };
@@ -293,6 +335,9 @@ static void batch_free(struct batch *b)
 	free(b->buf);
 	free(b->m);
 	free(b->v);
+	free(b->cm);
+	free(b->g);
+	free(b->gn);
 }
 
 static void udp_close(void *ctx)
@@ -355,7 +400,8 @@ static int udp_open(const struct bipfw_wire_params *p, void **ctx_p)
 	}
 	rc = batch_init(&u->tx, u->k.batch, u->bufsize);
 	if (!rc)
-		rc = batch_init(&u->rx, u->k.batch, u->bufsize);
+		rc = batch_init(&u->rx, u->k.batch,
+				u->gso ? GRO_BUF : u->bufsize);
 	if (rc)
 		goto fail;
 	bip_dbg("udp wire on %s %s:%u, MTU %u", u->ifname,
@@ -409,26 +455,87 @@ static int udp_connect(void *ctx, int peer, const char *card)
 	return 0;
 }
 
+/* How many datagrams from i on go as one segmented run: the same peer,
+ * the same size but a smaller last one, under the kernel's limits, and
+ * unfragmented (GSO refuses segments beyond the MTU). */
+static unsigned run_length(const struct udp *u, const struct batch *b,
+			   unsigned i)
+{
+	size_t seg = b->v[i].iov_len, total = seg;
+	unsigned k = 1;
+
+	if (!u->gso || seg + IPV4_UDP_HDRS > u->mtu)
+		return 1;
+	while (i + k < b->n && k < GSO_SEGS_MAX &&
+	       b->m[i + k].msg_hdr.msg_name == b->m[i].msg_hdr.msg_name &&
+	       b->v[i + k].iov_len <= seg && total + seg <= DGRAM_MAX) {
+		total += b->v[i + k].iov_len;
+		if (b->v[i + k++].iov_len < seg)
+			break;
+	}
+	return k;
+}
+
+/* Gather [start, n) into messages, runs as one segmented datagram each;
+ * returns how many. */
+static unsigned group(const struct udp *u, struct batch *b)
+{
+	unsigned ng = 0;
+
+	for (unsigned i = b->start; i < b->n; i += b->gn[ng++]) {
+		struct msghdr *h = &b->g[ng].msg_hdr;
+		unsigned k = run_length(u, b, i);
+
+		*h = b->m[i].msg_hdr;
+		h->msg_iovlen = k;
+		b->gn[ng] = k;
+		if (k > 1) {
+			struct cmsghdr *c = &b->cm[ng].align;
+
+			h->msg_control = b->cm[ng].buf;
+			h->msg_controllen = CMSG_SPACE(sizeof(uint16_t));
+			c->cmsg_level = IPPROTO_UDP;
+			c->cmsg_type = UDP_SEGMENT;
+			c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+			*(uint16_t *)CMSG_DATA(c) = (uint16_t)b->v[i].iov_len;
+		}
+	}
+	return ng;
+}
+
 /* Send what is queued. A full socket buffer keeps the rest queued (reserve
- * then says the link is full); any other error loses that datagram, which
- * the NIC program's retransmission covers. */
+ * then says the link is full); any other error loses that message, which
+ * the NIC program's retransmission covers. A kernel or interface that
+ * refuses segmentation turns it off (the refused run is resent later). */
 static void udp_flush(void *ctx)
 {
 	struct udp *u = ctx;
 	struct batch *b = &u->tx;
 
 	while (b->start < b->n) {
-		int sent = sendmmsg(u->fd, b->m + b->start, b->n - b->start, 0);
+		unsigned ng = group(u, b);
+		int sent = sendmmsg(u->fd, b->g, ng, 0);
 
 		if (sent > 0) {
-			b->start += (unsigned)sent;
+			for (int i = 0; i < sent; i++) {
+				b->start += b->gn[i];
+				u->p.cnt->runs_sent += b->gn[i] > 1;
+			}
 			continue;
 		}
 		if (errno == EAGAIN || errno == ENOBUFS || errno == EINTR)
 			return;
-		bip_dbg("udp wire: a datagram was not sent: %s",
-			strerror(errno));
-		b->start++;
+		if (b->gn[0] > 1 && (errno == EIO || errno == EINVAL ||
+				     errno == EOPNOTSUPP)) {
+			bip_info("udp wire: %s refuses segmented sends (%s): "
+				 "packets go one by one",
+				 u->ifname, strerror(errno));
+			u->gso = false;
+		} else {
+			bip_dbg("udp wire: a datagram was not sent: %s",
+				strerror(errno));
+		}
+		b->start += b->gn[0];
 	}
 	b->start = b->n = 0;
 }
@@ -463,34 +570,76 @@ static void udp_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
 		udp_flush(u);
 }
 
+/* The segment size of received message i: a coalesced run says it in
+ * its control data, a plain datagram is one segment. */
+static size_t seg_size(const struct batch *b, unsigned i)
+{
+	const struct msghdr *h = &b->m[i].msg_hdr;
+	size_t len = b->m[i].msg_len;
+	struct cmsghdr *c;
+	int seg;
+
+	for (c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR((struct msghdr *)h, c))
+		if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int))) {
+			memcpy(&seg, CMSG_DATA(c), sizeof(seg));
+			return seg > 0 && (size_t)seg < len ? (size_t)seg : len;
+		}
+	return len;
+}
+
+/* Step past the current datagram: to the next segment of its run, else
+ * to the next message of the batch. */
+static void advance(struct batch *b)
+{
+	if ((b->off += b->seg) < b->m[b->start].msg_len)
+		return;
+	b->off = 0;
+	if (++b->start < b->n)
+		b->seg = seg_size(b, b->start);
+}
+
+/* The datagram at the rx position, else a new batch from the socket. */
+static int current_dgram(struct udp *u)
+{
+	struct batch *b = &u->rx;
+	int n;
+
+	if (b->start < b->n)
+		return 0;
+	for (unsigned i = 0; i < u->k.batch; i++) {
+		b->v[i].iov_len = b->bufsize;
+		b->m[i].msg_hdr.msg_control = b->cm[i].buf;
+		b->m[i].msg_hdr.msg_controllen = sizeof(b->cm[i]);
+	}
+	n = recvmmsg(u->fd, b->m, u->k.batch, MSG_DONTWAIT, NULL);
+	b->start = 0;
+	b->n = n > 0 ? (unsigned)n : 0;
+	if (n <= 0)
+		return -BIP_EAGAIN;
+	for (int i = 0; i < n; i++)
+		u->p.cnt->runs_received += seg_size(b, (unsigned)i) <
+					   b->m[i].msg_len;
+	b->seg = seg_size(b, 0);
+	return 0;
+}
+
 /* The next datagram of this job: others are counted and skipped here. */
 static int udp_peek(void *ctx, const struct bip_pkt_hdr **hdr,
 		    const void **payload, size_t *avail)
 {
 	struct udp *u = ctx;
 	struct batch *b = &u->rx;
+	int rc;
 
-	for (;; b->start++) {
+	for (rc = current_dgram(u); rc == 0; advance(b), rc = current_dgram(u)) {
+		const struct msghdr *h = &b->m[b->start].msg_hdr;
+		size_t left = b->m[b->start].msg_len - b->off;
 		struct bip_outer_hdr o;
-		uint8_t *buf;
-		size_t len;
+		uint8_t *buf = b->buf + b->start * b->bufsize + b->off;
+		size_t len = left < b->seg ? left : b->seg;
 
-		if (b->start == b->n) {
-			int n;
-
-			for (unsigned i = 0; i < u->k.batch; i++)
-				b->v[i].iov_len = u->bufsize;
-			n = recvmmsg(u->fd, b->m, u->k.batch, MSG_DONTWAIT,
-				     NULL);
-			b->start = 0;
-			b->n = n > 0 ? (unsigned)n : 0;
-			if (n <= 0)
-				return -BIP_EAGAIN;
-		}
-		buf = b->buf + b->start * u->bufsize;
-		len = b->m[b->start].msg_len;
-		if (len < OUTER ||
-		    (b->m[b->start].msg_hdr.msg_flags & MSG_TRUNC)) {
+		if (len < OUTER || (h->msg_flags & MSG_TRUNC)) {
 			u->p.cnt->dropped_bad++;
 			continue;
 		}
@@ -515,11 +664,12 @@ static int udp_peek(void *ctx, const struct bip_pkt_hdr **hdr,
 		*avail = len - OUTER - HDR;
 		return 0;
 	}
+	return rc;
 }
 
 static void udp_release(void *ctx)
 {
-	((struct udp *)ctx)->rx.start++;
+	advance(&((struct udp *)ctx)->rx);
 }
 
 static int udp_peer_state(void *ctx, int peer)
