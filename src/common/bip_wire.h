@@ -14,7 +14,7 @@
 
 #include "bip_limits.h"
 
-#define BIP_WIRE_VERSION 3
+#define BIP_WIRE_VERSION 4
 
 /* Packet types: one list generates the enum and the names used in logs. */
 #define BIP_PKT_TYPES(X)                                                       \
@@ -61,6 +61,10 @@ static inline const char *bip_pkt_name(unsigned type)
 			       * the message was dropped */
 #define BIP_PKTF_ACKREQ 0x80 /* sequenced: the sender's window is full,
 			      * acknowledge at once */
+#define BIP_PKTF_MORE 0x100  /* SMALL: a piece of a message wider than the
+			      * wire's packet, more follows; offset says
+			      * where it goes (pieces of one message are
+			      * consecutive among the SMALL packets) */
 
 struct bip_pkt_hdr {
 	uint32_t job_key; /*  0: low 32 bits of the job key */

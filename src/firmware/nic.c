@@ -218,8 +218,10 @@ void bipfw_destroy(struct bipfw *fw)
 	if (!fw)
 		return;
 	bipfw_wires_close(fw);
-	for (int i = 0; fw->peers && i < fw->cfg.nnodes; i++)
+	for (int i = 0; fw->peers && i < fw->cfg.nnodes; i++) {
 		free(fw->peers[i].board);
+		free(fw->peers[i].small_part);
+	}
 	free(fw->peers);
 	free(fw->slots);
 	free(fw->tags);

@@ -173,7 +173,7 @@ struct bipfw_send {
 	int status;
 	const uint8_t *buf; /* long: user buffer; small: the copy below */
 	size_t len;
-	size_t sent;    /* long: bytes packetized so far */
+	size_t sent;    /* bytes packetized so far */
 	uint64_t raddr; /* long: receive buffer address, for DMA */
 	bool direct;    /* long: data already written by DMA */
 	uint8_t *copy;  /* small: BIP_SMALL_MAX bytes owned by the slot */
@@ -189,7 +189,7 @@ struct bipfw_txent {
 	uint32_t msg_id;
 	uint64_t offset;
 	uint64_t addr;
-	bool last;       /* LONG_DATA: completes its send once acked */
+	bool last;       /* SMALL, LONG_DATA: completes its send once acked */
 };
 
 /* --- long receives --------------------------------------------------- */
@@ -279,6 +279,8 @@ struct bipfw_peer {
 	uint64_t discard_end;         /* ...up to its last byte... */
 	bool discarding;              /* ...while this is set */
 	bool close_due;               /* our CLOSE waits for its turn */
+	uint8_t *small_part;          /* a small message coming in pieces */
+	uint32_t small_fill;          /* (BIP_PKTF_MORE): bytes so far */
 	uint64_t pinged_at;           /* lossy: our last liveness probe */
 };
 

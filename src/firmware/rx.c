@@ -3,6 +3,7 @@
  * link, apply the reliability rules, and deliver what is in sequence to the
  * host interface (small queue, long receives, send slots).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
@@ -41,7 +42,13 @@ static bool packet_valid(struct bipfw *fw, unsigned wire,
 	if (fw->peers[h->src].wire != BIPFW_NO_WIRE &&
 	    fw->peers[h->src].wire != wire)
 		goto bad;
-	if (h->type == BIP_PKT_SMALL && h->len > BIP_SMALL_MAX)
+	/* (An inline payload lies where a piece's offset would be.) */
+	if (h->type == BIP_PKT_SMALL && !(h->flags & BIP_PKTF_INLINE) &&
+	    (h->offset > BIP_SMALL_MAX || h->len > BIP_SMALL_MAX - h->offset))
+		goto bad;
+	if ((h->flags & BIP_PKTF_MORE) &&
+	    (h->type != BIP_PKT_SMALL || (h->flags & BIP_PKTF_INLINE) ||
+	     !h->len))
 		goto bad;
 	if (!(h->flags & BIP_PKTF_INLINE) && h->len > avail)
 		goto bad; /* claims more than the link carried */
@@ -68,12 +75,46 @@ bad:
 	return false;
 }
 
+/* A piece of a small message (BIP_PKTF_MORE) waits in the peer's part
+ * buffer, allocated the first time: pieces come in order, the first at
+ * offset 0. */
+static enum deliver_result stage_small(struct bipfw *fw, int src,
+				       struct bipfw_peer *p,
+				       const struct bip_pkt_hdr *h,
+				       const void *payload)
+{
+	if (h->offset == 0)
+		p->small_fill = 0;
+	if (h->offset != p->small_fill) {
+		fw->cnt.dropped_bad++;
+		bip_dbg("small message piece from node %d at %llu, expected "
+			"%u", src, (unsigned long long)h->offset,
+			p->small_fill);
+		return DELIVERED;
+	}
+	if (!p->small_part && !(p->small_part = malloc(BIP_SMALL_MAX)))
+		return NO_BUFFER;
+	memcpy(p->small_part + h->offset, payload, h->len);
+	p->small_fill += h->len;
+	return DELIVERED;
+}
+
+/* A whole small message, or the last piece of one, goes to the queue
+ * with the pieces before it; a full queue refuses it and keeps them. */
 static enum deliver_result deliver_small(struct bipfw *fw, int src,
+					 struct bipfw_peer *p,
 					 const struct bip_pkt_hdr *h,
 					 const void *payload)
 {
 	struct bipfw_small_entry *e;
+	size_t have = h->flags & BIP_PKTF_INLINE ? 0 : (size_t)h->offset;
 
+	if (have && (!p->small_part || have != p->small_fill)) {
+		fw->cnt.dropped_bad++;
+		bip_dbg("last piece of a small message from node %d at %zu, "
+			"expected %u", src, have, p->small_fill);
+		return DELIVERED;
+	}
 	if (fw->sq_count == fw->cfg.small_queue) {
 		/* Overflow: reported to the host once per episode. */
 		fw->cnt.small_overflows++;
@@ -89,8 +130,11 @@ static enum deliver_result deliver_small(struct bipfw *fw, int src,
 	fw->in_overflow = false;
 	e = &fw->smallq[(fw->sq_head + fw->sq_count) % fw->cfg.small_queue];
 	e->src = (uint16_t)src;
-	e->len = h->len;
-	memcpy(e->data, payload, h->len);
+	e->len = (uint32_t)(have + h->len);
+	if (have)
+		memcpy(e->data, p->small_part, have);
+	memcpy(e->data + have, payload, h->len);
+	p->small_fill = 0;
 	fw->sq_count++;
 	fw->cnt.small_received++;
 	return DELIVERED;
@@ -316,7 +360,9 @@ static enum deliver_result deliver(struct bipfw *fw, int src,
 {
 	switch (h->type) {
 	case BIP_PKT_SMALL:
-		return deliver_small(fw, src, h, payload);
+		if (h->flags & BIP_PKTF_MORE)
+			return stage_small(fw, src, p, h, payload);
+		return deliver_small(fw, src, p, h, payload);
 	case BIP_PKT_LONG_RTS:
 		return deliver_rts(fw, src, h);
 	case BIP_PKT_LONG_CTS:
@@ -354,7 +400,7 @@ static void release_acked(struct bipfw *fw, struct bipfw_peer *p,
 
 		if (e->slot == BIPFW_NONE)
 			continue;
-		if (e->type == BIP_PKT_SMALL)
+		if (e->type == BIP_PKT_SMALL && e->last)
 			bipfw_send_complete(fw, e->slot, 0);
 		else if (e->type == BIP_PKT_LONG_DATA && e->last)
 			long_acked(fw, e->slot);

@@ -103,7 +103,7 @@ static const void *entry_payload(const struct bipfw *fw,
 				 const struct bipfw_txent *e)
 {
 	if (e->type == BIP_PKT_SMALL)
-		return fw->slots[e->slot].copy;
+		return fw->slots[e->slot].copy + e->offset;
 	if (e->type == BIP_PKT_LONG_DATA && e->len)
 		return fw->slots[e->slot].buf + e->offset;
 	return NULL;
@@ -116,7 +116,8 @@ static int send_entry(struct bipfw *fw, int peer, const struct bipfw_txent *e,
 	struct bip_pkt_hdr h;
 
 	build_hdr(fw, peer, e, seq, &h);
-	if (e->type == BIP_PKT_SMALL && e->len <= BIP_PKT_INLINE_MAX) {
+	if (e->type == BIP_PKT_SMALL && e->len <= BIP_PKT_INLINE_MAX &&
+	    e->offset == 0 && e->last) {
 		/* A tiny payload rides in the header's long-message fields. */
 		memcpy(h.inline_data, payload, e->len);
 		h.flags |= BIP_PKTF_INLINE;
@@ -175,8 +176,16 @@ static bool next_packet(struct bipfw *fw, int peer, struct bipfw_txent *e)
 		s = &fw->slots[i];
 		e->slot = i;
 		if (!s->is_long) {
+			/* Wider than the wire's packet: in pieces. */
+			size_t chunk = bipfw_port_of(fw, peer)->chunk;
+
 			e->type = BIP_PKT_SMALL;
-			e->len = (uint32_t)s->len;
+			e->offset = s->sent;
+			e->len = (uint32_t)(s->len - s->sent < chunk
+						    ? s->len - s->sent
+						    : chunk);
+			e->last = s->sent + e->len == s->len;
+			e->flags = e->last ? 0 : BIP_PKTF_MORE;
 		} else {
 			e->type = BIP_PKT_LONG_RTS;
 			e->tag = s->tag;
@@ -244,8 +253,11 @@ static void packet_left(struct bipfw *fw, int peer, const struct bipfw_txent *e)
 		break;
 	}
 	case BIP_PKT_SMALL:
-		BIPFW_LIST_POP(&p->fifo, fw->slots, next);
-		s->state = BIPFW_SEND_WAIT_ACK;
+		s->sent += e->len;
+		if (e->last) {
+			BIPFW_LIST_POP(&p->fifo, fw->slots, next);
+			s->state = BIPFW_SEND_WAIT_ACK;
+		}
 		break;
 	case BIP_PKT_LONG_RTS:
 		BIPFW_LIST_POP(&p->fifo, fw->slots, next);

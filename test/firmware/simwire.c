@@ -240,10 +240,18 @@ static void sim_wait(void *ctx, unsigned timeout_us)
 {
 }
 
+static size_t sim_chunk(void *ctx)
+{
+	const struct simport *me = ctx;
+
+	return me->net->f.chunk ? me->net->f.chunk : SIZE_MAX;
+}
+
 const struct bipfw_wire_class simwire_class = {
 	.name = "sim",
 	.flags = BIPFW_WIRE_LOSSY,
 	.scope = BIPFW_SCOPE_NETWORK,
+	.chunk = sim_chunk,
 	.reserve = sim_reserve,
 	.commit = sim_commit,
 	.peek = sim_peek,

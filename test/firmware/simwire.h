@@ -11,6 +11,9 @@
 struct simwire_faults {
 	unsigned loss_pct, dup_pct, reorder_pct, corrupt_pct, foreign_pct;
 	unsigned capacity; /* packets queued per destination before EAGAIN */
+	size_t chunk;      /* bytes per packet, as a wire's MTU sets it (0:
+			    * the packet size): wider small messages go in
+			    * pieces */
 };
 
 struct simwire_net;

@@ -306,10 +306,16 @@ static void test_traffic(void)
 		  false, 64, false },
 		{ "corrupt+foreign", { .corrupt_pct = 3, .foreign_pct = 3 },
 		  false, false, 64, false },
-		{ "everything", { 8, 8, 8, 3, 2, 0 }, true, false, 64, false },
+		{ "everything", { 8, 8, 8, 3, 2, 0, 0 }, true, false, 64, false },
 		{ "slow consumer", { .loss_pct = 2 }, true, true, 4, false },
 		{ "sequence wrap", { .loss_pct = 3, .dup_pct = 3 }, false,
 		  false, 64, true },
+		/* An MTU below the small-message limit: small messages in
+		 * pieces, the last one refused by a full queue at times. */
+		{ "pieces", { 5, 3, 5, 2, 0, 0, 1000 }, false, false, 64,
+		  false },
+		{ "pieces slow", { .loss_pct = 2, .chunk = 700 }, true, true,
+		  4, false },
 	};
 
 	for (size_t i = 0; i < sizeof(scs) / sizeof(scs[0]); i++) {
@@ -360,16 +366,21 @@ struct duo {
 	struct bipfw *fw[NN];
 };
 
-static void duo_open(struct duo *d)
+static void duo_open_on(struct duo *d, const struct simwire_faults *f)
 {
-	static const struct simwire_faults none = { 0 };
-
-	d->net = simwire_new(NN, 7, &none);
+	d->net = simwire_new(NN, 7, f);
 	for (int i = 0; i < NN; i++) {
 		struct bipfw_config c = config(i, 8);
 
 		simwire_nic(d->net, i, &c, SIZE_MAX, &d->fw[i]);
 	}
+}
+
+static void duo_open(struct duo *d)
+{
+	static const struct simwire_faults none = { 0 };
+
+	duo_open_on(d, &none);
 }
 
 static void duo_steps(struct duo *d, int n)
@@ -438,6 +449,45 @@ static void test_packetizer(void)
 							BIP_PKT_LONG_DATA) -
 					   before),
 		      (unsigned long long)want);
+		duo_close(&d);
+	}
+}
+
+/* On a wire whose packets are narrower than the small-message limit, a
+ * small message goes in ceil(len / chunk) pieces (a tiny one inline in
+ * one) and arrives whole; the sender completes on the last piece's ack. */
+static void test_small_pieces(void)
+{
+	static const struct simwire_faults f = { .chunk = 1000 };
+	static const size_t lens[] = { 0, 24, 999, 1000, 1001, 2500,
+				       BIP_SMALL_MAX };
+	static uint8_t src[BIP_SMALL_MAX];
+
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		struct duo d;
+		size_t len = lens[i], got_len = 0;
+		uint64_t want = len ? (len + 999) / 1000 : 1, before;
+		const void *got = NULL;
+		int src_node = -1;
+
+		duo_open_on(&d, &f);
+		for (size_t k = 0; k < len; k++)
+			src[k] = (uint8_t)(k * 5 + i);
+		before = simwire_sent(d.net, BIP_PKT_SMALL);
+		CHECK(post_small(d.fw[0], 1, src, len) >= 0, "len %zu: post",
+		      len);
+		DUO_UNTIL(&d, bipfw_small_peek(d.fw[1], &got, &got_len,
+					       &src_node) == 0);
+		CHECK(got && got_len == len && src_node == 0 &&
+			      memcmp(got, src, len) == 0,
+		      "len %zu: got %zu bytes from %d", len, got_len,
+		      src_node);
+		CHECK(simwire_sent(d.net, BIP_PKT_SMALL) - before == want,
+		      "len %zu: %llu pieces, expected %llu", len,
+		      (unsigned long long)(simwire_sent(d.net, BIP_PKT_SMALL) -
+					   before),
+		      (unsigned long long)want);
+		bipfw_small_pop(d.fw[1]);
 		duo_close(&d);
 	}
 }
@@ -635,7 +685,7 @@ static void test_rebase(void)
  * (the verdict is resent like any packet). */
 static void test_ready_lossy(void)
 {
-	static const struct simwire_faults f = { 8, 8, 8, 3, 2, 0 };
+	static const struct simwire_faults f = { 8, 8, 8, 3, 2, 0, 0 };
 	static uint8_t src[6 * PKT], dst[6 * PKT];
 	struct duo d;
 
@@ -896,5 +946,6 @@ int main(void)
 	test_malformed_data();
 	test_closed_peer();
 	test_traffic();
+	test_small_pieces();
 	return unit_result("firmware over the simulated wire");
 }

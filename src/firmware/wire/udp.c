@@ -4,8 +4,10 @@
  * batches (sendmmsg) and arrive in batches (recvmmsg); each carries the
  * outer header with the job's network tag, checked before anything else.
  * The wire is lossy: the NIC program checksums, acknowledges and resends.
- * Long data goes in packets that fit the interface's MTU; a small message
- * always goes whole (the kernel fragments one larger than the MTU).
+ * Every packet fits the interface's MTU: the NIC program cuts long data and
+ * small messages wider than that into pieces, which a run (below) carries
+ * through the kernel at the cost of one datagram, where IP fragments would
+ * each pay the whole path.
  *
  * A run of queued packets to one peer, all of one size but the last, leaves
  * as one segmented datagram (UDP GSO): the kernel's path through the
@@ -235,7 +237,7 @@ static void sock_buffers(struct udp *u)
 
 static int open_socket(struct udp *u)
 {
-	/* Small messages may exceed the MTU: let the kernel fragment. */
+	/* A path narrower than our interface still delivers, fragmented. */
 	int pmtu = IP_PMTUDISC_DONT;
 	socklen_t len = sizeof(u->self);
 
@@ -388,8 +390,10 @@ static int udp_open(const struct bipfw_wire_params *p, void **ctx_p)
 	rc = open_answerer(u);
 	if (rc)
 		goto fail;
-	payload = p->packet_size < BIP_SMALL_MAX ? BIP_SMALL_MAX
-						 : p->packet_size;
+	/* A packet fills one unfragmented datagram at most. */
+	payload = u->mtu - IPV4_UDP_HDRS - OUTER - HDR;
+	if (payload > p->packet_size)
+		payload = p->packet_size;
 	if (payload > DGRAM_MAX - OUTER - HDR)
 		payload = DGRAM_MAX - OUTER - HDR;
 	u->bufsize = OUTER + HDR + payload;
@@ -413,13 +417,10 @@ fail:
 	return rc;
 }
 
-/* Long data per packet: what one unfragmented datagram carries. */
+/* Data per packet: what one unfragmented datagram carries. */
 static size_t udp_chunk(void *ctx)
 {
-	struct udp *u = ctx;
-	size_t fit = u->mtu - IPV4_UDP_HDRS - OUTER - HDR;
-
-	return fit < u->bufsize - OUTER - HDR ? fit : u->bufsize - OUTER - HDR;
+	return ((struct udp *)ctx)->bufsize - OUTER - HDR;
 }
 
 static int udp_card(void *ctx, char *buf, size_t len)
@@ -732,7 +733,7 @@ static int udp_probe(size_t packet_size, char *state, size_t len)
 		struct udp *u = ctx;
 
 		snprintf(state, len, "on %s %s (BIP_UDP_IFACE), MTU %u: %zu "
-			 "bytes of long data per packet",
+			 "bytes of data per packet",
 			 u->ifname, inet_ntoa(u->self.sin_addr), u->mtu,
 			 udp_chunk(u));
 	}
