@@ -69,9 +69,9 @@ static const struct bip_knob_def knobs[] = {
 	    "How often peers are checked for having died." },
 	  BIP_KNOB_COUNT, 1, 60000, NULL, U(liveness_ms) },
 	{ { "BIP_PEER_TIMEOUT_MS", "milliseconds", "5000",
-	    "On lossy wires (udp): a peer that acknowledges nothing and "
-	    "answers no liveness probe for this long while packets wait for "
-	    "it is taken as dead." },
+	    "On lossy wires (udp): a peer that is silent (no ack while "
+	    "packets wait for it, else no packet) and answers no liveness "
+	    "probe for this long is taken as dead." },
 	  BIP_KNOB_COUNT, 10, 3600000, NULL, U(peer_timeout_ms) },
 	{ { "BIP_FAULT_DROP_PCT", "percent", "0",
 	    "Debugging: drop this share of the packets sent on lossy wires "
@@ -294,12 +294,14 @@ void bipfw_peer_lost(struct bipfw *fw, int peer, enum bipfw_peer_state why)
 	p->tx.una = p->tx.resend = p->tx.next;
 }
 
-/* When a lossy peer was last heard of: its last ack progress, or its
- * wire's answer to a ping (the process is there, computing). */
+/* When a lossy peer was last heard of: its last ack progress while our
+ * packets wait for it, else its last packet; or its wire's answer to a
+ * ping (the process is there, computing). */
 static uint64_t heard_at(const struct bipfw *fw, int peer)
 {
 	const struct bipfw_port *w = bipfw_port_of(fw, peer);
-	uint64_t t = fw->peers[peer].tx.acked_at, a;
+	const struct bipfw_peer *p = &fw->peers[peer];
+	uint64_t t = p->tx.una != p->tx.next ? p->tx.acked_at : p->rx_at, a;
 
 	if (w->cls->answered_at) {
 		a = w->cls->answered_at(w->ctx, peer);
@@ -309,10 +311,12 @@ static uint64_t heard_at(const struct bipfw *fw, int peer)
 	return t < fw->now ? t : fw->now; /* our clock may lag a step */
 }
 
-/* Retransmission on lossy wires, and their dead peers. A peer that has
- * acknowledged nothing for a fifth of peer_timeout_ms while packets wait
- * for it is pinged, once per such fifth; dead is a peer that neither
- * acknowledged nor answered for peer_timeout_ms. Returns the peers lost. */
+/* Retransmission on lossy wires, and their dead peers. A peer silent for
+ * a fifth of peer_timeout_ms is pinged, once per such fifth - silent: no
+ * ack progress while packets wait for it, else no packet at all (a dead
+ * peer must be found even when only a receive waits on it); dead is a
+ * peer that stayed silent and answered no ping for peer_timeout_ms.
+ * Returns the peers lost. */
 static int lossy_timers(struct bipfw *fw)
 {
 	uint64_t dead_us = (uint64_t)fw->cfg.peer_timeout_ms * 1000;
@@ -331,20 +335,24 @@ static int lossy_timers(struct bipfw *fw)
 		if (!p->lossy || p->state != BIPFW_PEER_LIVE)
 			continue;
 		bipfw_rel_on_timer(&p->tx, fw->now);
-		if (p->tx.una == p->tx.next)
+		w = bipfw_port_of(fw, i);
+		/* Without pings an idle peer cannot tell us it lives. */
+		if (p->tx.una == p->tx.next && !w->cls->ping)
 			continue;
 		if (away)
-			p->tx.acked_at = fw->now;
+			p->tx.acked_at = p->rx_at = fw->now;
 		silent = fw->now - heard_at(fw, i);
 		if (silent >= dead_us) {
-			bip_info("node %d acknowledged nothing and answered no "
-				 "probe for %u ms",
-				 i, fw->cfg.peer_timeout_ms);
+			bip_info("node %d %s and answered no probe for %u ms",
+				 i,
+				 p->tx.una != p->tx.next
+					 ? "acknowledged nothing"
+					 : "sent nothing",
+				 fw->cfg.peer_timeout_ms);
 			bipfw_peer_lost(fw, i, BIPFW_PEER_GONE);
 			lost++;
 			continue;
 		}
-		w = bipfw_port_of(fw, i);
 		if (silent >= ping_us && w->cls->ping &&
 		    fw->now - p->pinged_at >= ping_us) {
 			w->cls->ping(w->ctx, i);

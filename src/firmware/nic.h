@@ -282,6 +282,8 @@ struct bipfw_peer {
 	uint8_t *small_part;          /* a small message coming in pieces */
 	uint32_t small_fill;          /* (BIP_PKTF_MORE): bytes so far */
 	uint64_t pinged_at;           /* lossy: our last liveness probe */
+	uint64_t rx_at;               /* lossy: when its last packet came,
+				       * or when it connected */
 };
 
 struct bipfw_small_entry {

@@ -178,6 +178,7 @@ static void port_take(struct bipfw *fw, int peer, unsigned wire,
 	p->wire = (uint8_t)wire;
 	p->lossy = fw->wires[wire].lossy;
 	p->why = why;
+	p->rx_at = bipfw_now_us();
 	fw->any_lossy |= p->lossy;
 }
 

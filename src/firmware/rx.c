@@ -424,6 +424,7 @@ static void handle_packet(struct bipfw *fw, const struct bip_pkt_hdr *h,
 		return;
 	}
 	fw->cnt.packets_received++;
+	p->rx_at = fw->now;
 	covered = bipfw_rel_on_ack(&p->tx, h->ack, fw->now);
 	release_acked(fw, p, una, covered);
 

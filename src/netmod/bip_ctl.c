@@ -10,7 +10,7 @@
 #include "bip_ctl.h"
 #include "bip_field.h"
 
-#define CARD_VERSION "bipnm1"
+#define CARD_VERSION "bipnm2"
 
 /* The fixed part of each type, by which its length is judged. */
 static const size_t fixed_len[MPIDI_BIP_CTL_NTYPES] = {
@@ -105,24 +105,42 @@ int MPIDI_BIP_ctl_decode(const void *bytes, size_t len,
 int MPIDI_BIP_card_format(char *buf, size_t len, const MPIDI_BIP_card_t *c,
 			  const char *bip_card)
 {
-	int n = snprintf(buf, len, CARD_VERSION ";%u;%llu;%s", c->credits,
-			 (unsigned long long)c->rts3_max, bip_card);
+	int n = snprintf(buf, len, CARD_VERSION ";%u;%llu;%u;%s;%s",
+			 c->credits, (unsigned long long)c->rts3_max, c->pid,
+			 c->host, bip_card);
 
 	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+void MPIDI_BIP_card_host(char *host, const char *name)
+{
+	size_t n = strnlen(name, MPIDI_BIP_HOST_MAX - 1);
+
+	if (!n) {
+		strcpy(host, "_"); /* a card field is never empty */
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		host[i] = strchr(MPIDI_BIP_HOST_CHARS, name[i]) ? name[i] : '_';
+	host[n] = '\0';
 }
 
 int MPIDI_BIP_card_parse(const char *card, MPIDI_BIP_card_t *c,
 			 const char **bip_card_p)
 {
 	const char *p = card;
-	uint64_t credits, rts3_max;
+	uint64_t credits, rts3_max, pid;
 
 	if (!bip_field_lit(&p, ';', CARD_VERSION) ||
 	    !bip_field_uint(&p, ';', 10, UINT8_MAX, &credits) ||
-	    !bip_field_uint(&p, ';', 10, MPIDI_BIP_DATA_MAX, &rts3_max))
+	    !bip_field_uint(&p, ';', 10, MPIDI_BIP_DATA_MAX, &rts3_max) ||
+	    !bip_field_uint(&p, ';', 10, INT32_MAX, &pid) ||
+	    !bip_field_str(&p, ';', MPIDI_BIP_HOST_CHARS, c->host,
+			   sizeof(c->host)))
 		return -1;
 	c->credits = (uint32_t)credits;
 	c->rts3_max = rts3_max;
+	c->pid = (uint32_t)pid;
 	*bip_card_p = p;
 	return 0;
 }

@@ -143,18 +143,28 @@ int MPIDI_BIP_ctl_decode(const void *bytes, size_t len,
 
 /*
  * The netmod's business card: what a peer must know of us before the first
- * message, then BIP's own card. "bipnm1;A;R;" + BIP's card, where A is the
- * number of control messages we can hold from each peer (our credits
- * CVAR, bounded by BIP's queue shared among the peers) and R the largest
+ * message, then BIP's own card. "bipnm2;A;R;P;H;" + BIP's card, where A is
+ * the number of control messages we can hold from each peer (our credits
+ * CVAR, bounded by BIP's queue shared among the peers), R the largest
  * message we send by the three-way protocol (the receiver sizes a
- * temporary buffer for it). A pair uses the smaller of the two A.
+ * temporary buffer for it), P our pid and H our host's name (for the
+ * error that names a peer gone). A pair uses the smaller of the two A.
  */
-#define MPIDI_BIP_CARD_EXTRA 64 /* bytes before BIP's card */
+#define MPIDI_BIP_HOST_MAX 64
+#define MPIDI_BIP_CARD_EXTRA (64 + MPIDI_BIP_HOST_MAX) /* before BIP's */
+#define MPIDI_BIP_HOST_CHARS                                                   \
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-_"
 
 typedef struct {
 	uint32_t credits;  /* A */
 	uint64_t rts3_max; /* R */
+	uint32_t pid;      /* P */
+	char host[MPIDI_BIP_HOST_MAX]; /* H: of MPIDI_BIP_HOST_CHARS */
 } MPIDI_BIP_card_t;
+
+/* A host name as a card carries it: at most MPIDI_BIP_HOST_MAX - 1
+ * characters, any outside MPIDI_BIP_HOST_CHARS written as '_'. */
+void MPIDI_BIP_card_host(char *host, const char *name);
 
 /* Write the card into buf (len bytes): 0, or -1 if it does not fit. */
 int MPIDI_BIP_card_format(char *buf, size_t len, const MPIDI_BIP_card_t *c,

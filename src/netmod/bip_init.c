@@ -9,6 +9,7 @@
 #include "mpidu_bc.h"
 
 #include <sched.h>
+#include <unistd.h>
 #include "bip_state.h"
 
 /*
@@ -248,7 +249,7 @@ int MPIDI_BIP_init_world(void)
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	enum { LEN = MPIDI_BIP_CARD_EXTRA + BIP_CARD_MAX };
 	char bcard[BIP_CARD_MAX], card[LEN] = { 0 }, *table = NULL;
-	const MPIDI_BIP_card_t mine = {
+	MPIDI_BIP_card_t mine = {
 		.credits = (uint32_t)g->accept,
 		/* Three-way: above the short limit, below the threshold. */
 		.rts3_max = g->rndv_threshold > g->short_limit + 1
@@ -259,7 +260,11 @@ int MPIDI_BIP_init_world(void)
 	const char **bip_cards = NULL;
 	int mpi_errno = MPI_SUCCESS, rc, unused;
 	int rank = MPIR_Process.rank, size = MPIR_Process.size;
+	char host[256] = "";
 
+	mine.pid = (uint32_t)getpid();
+	(void)gethostname(host, sizeof(host) - 1);
+	MPIDI_BIP_card_host(mine.host, host);
 	rc = bip_card(g->ep, bcard, sizeof(bcard));
 	if (!rc && MPIDI_BIP_card_format(card, sizeof(card), &mine, bcard))
 		rc = -BIP_ETOOLONG;
@@ -286,6 +291,8 @@ int MPIDI_BIP_init_world(void)
 	for (int i = 0; i < size; i++) {
 		MPIDIU_get_av(0, i).netmod.bip.node = i;
 		g->peers[i].rts3_max = theirs[i].rts3_max;
+		g->peers[i].pid = theirs[i].pid;
+		memcpy(g->peers[i].host, theirs[i].host, sizeof(theirs[i].host));
 		if (i == rank)
 			continue;
 		rc = bip_connect(g->ep, i, bip_cards[i]);

@@ -28,11 +28,18 @@ int MPIDI_BIP_error(int rc, const char *what)
 				    "**bipfail %s %s", what, bip_strerror(rc));
 }
 
+/* The error of everything a dead peer takes down: it names the rank, its
+ * process and host, and the wire that lost it. */
 int MPIDI_BIP_proc_failed(int node)
 {
+	const MPIDI_BIP_peer_t *p = &MPIDI_BIP_global.peers[node];
+	const char *wire = "?", *why;
+
+	(void)bip_peer_wire(MPIDI_BIP_global.ep, node, &wire, &why);
 	return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__,
 				    __LINE__, MPIX_ERR_PROC_FAILED,
-				    "**comm_fail", "**comm_fail %d", node);
+				    "**bipdead", "**bipdead %d %d %s %s", node,
+				    (int)p->pid, p->host, wire);
 }
 
 /* A dead peer takes down its transfers in order: what waits to be sent to

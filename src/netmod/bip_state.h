@@ -78,6 +78,8 @@ typedef struct {
 	bool credits_due;     /* a credits-only message waits for a send slot */
 	uint64_t rts3_max;    /* the largest three-way message it sends */
 	MPIDI_BIP_ctlq_t *head, *tail;
+	uint32_t pid;         /* its process and host, from its card: */
+	char host[MPIDI_BIP_HOST_MAX]; /* named when it is gone */
 } MPIDI_BIP_peer_t;
 
 /* What each protocol did, printed at finalize on request. */

@@ -15,6 +15,8 @@ struct simport {
 	struct simwire_net *net;
 	int node;
 	bool dead;
+	bool cut;          /* alive, but nothing reaches it or leaves it */
+	uint64_t *answered; /* per peer: when it last answered our ping */
 	size_t dma_min;
 	uint8_t *out; /* the packet being written (reserve to commit) */
 	struct simpkt *q; /* inbound queue (capacity entries) */
@@ -60,6 +62,8 @@ struct simwire_net *simwire_new(int nnodes, uint64_t seed,
 		net->ports[i].net = net;
 		net->ports[i].node = i;
 		net->ports[i].q = calloc(net->f.capacity, sizeof(struct simpkt));
+		net->ports[i].answered = calloc((size_t)nnodes,
+						sizeof(uint64_t));
 	}
 	return net;
 }
@@ -73,6 +77,7 @@ void simwire_free(struct simwire_net *net)
 			free(p->q[(p->head + k) % net->f.capacity].payload);
 		free(p->q);
 		free(p->out);
+		free(p->answered);
 	}
 	free(net->ports);
 	free(net);
@@ -104,6 +109,11 @@ int simwire_nic(struct simwire_net *net, int node,
 void simwire_kill(struct simwire_net *net, int node)
 {
 	net->ports[node].dead = true;
+}
+
+void simwire_cut(struct simwire_net *net, int node)
+{
+	net->ports[node].cut = true;
 }
 
 static void enqueue(struct simport *dst, const struct simpkt *pkt,
@@ -153,7 +163,7 @@ static void sim_commit(void *ctx, int peer, struct bip_pkt_hdr *hdr,
 	struct simpkt p;
 
 	net->sent[hdr->type]++;
-	if (dst->dead || chance(net, net->f.loss_pct))
+	if (dst->dead || dst->cut || me->cut || chance(net, net->f.loss_pct))
 		return;
 	p = copy_pkt(hdr, payload, len);
 	if (chance(net, net->f.corrupt_pct)) {
@@ -240,6 +250,21 @@ static void sim_wait(void *ctx, unsigned timeout_us)
 {
 }
 
+/* A live peer's process answers at once, unless the wire is cut. */
+static void sim_ping(void *ctx, int peer)
+{
+	struct simport *me = ctx;
+	const struct simport *dst = &me->net->ports[peer];
+
+	if (!dst->dead && !dst->cut && !me->cut)
+		me->answered[peer] = bipfw_now_us();
+}
+
+static uint64_t sim_answered_at(void *ctx, int peer)
+{
+	return ((struct simport *)ctx)->answered[peer];
+}
+
 static size_t sim_chunk(void *ctx)
 {
 	const struct simport *me = ctx;
@@ -258,5 +283,7 @@ const struct bipfw_wire_class simwire_class = {
 	.release = sim_release,
 	.dma_write = sim_dma_write,
 	.peer_state = sim_peer_state,
+	.ping = sim_ping,
+	.answered_at = sim_answered_at,
 	.wait = sim_wait,
 };

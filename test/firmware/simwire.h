@@ -28,6 +28,10 @@ int simwire_nic(struct simwire_net *net, int node,
 		struct bipfw **fw_p);
 /* Make a node look dead to its peers. */
 void simwire_kill(struct simwire_net *net, int node);
+/* Cut a node off: alive as far as its process goes (the wire does not
+ * report it gone), but no packet or ping answer reaches it or leaves it,
+ * as when its host hangs or its cable is pulled. */
+void simwire_cut(struct simwire_net *net, int node);
 
 extern const struct bipfw_wire_class simwire_class; /* lossy, with DMA */
 

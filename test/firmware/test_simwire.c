@@ -712,6 +712,41 @@ static void test_ready_lossy(void)
 	duo_close(&d);
 }
 
+/* A peer cut off while nothing is in flight to it is found dead by its
+ * silence (no packet, no ping answer) within the peer timeout; an idle
+ * peer that answers pings is not. */
+static void test_idle_death(void)
+{
+	static const struct simwire_faults none = { 0 };
+	uint64_t t0;
+	struct duo d;
+
+	d.net = simwire_new(NN, 5, &none);
+	for (int i = 0; i < NN; i++) {
+		struct bipfw_config c = config(i, 8);
+
+		c.peer_timeout_ms = 200;
+		simwire_nic(d.net, i, &c, SIZE_MAX, &d.fw[i]);
+	}
+	t0 = bipfw_now_us();
+	while (bipfw_now_us() - t0 < 500000)
+		duo_steps(&d, 1);
+	CHECK(!bipfw_peer_gone(d.fw[0], 1) && !bipfw_peer_gone(d.fw[0], 2),
+	      "idle live peers taken for dead");
+	simwire_cut(d.net, 2);
+	t0 = bipfw_now_us();
+	DUO_UNTIL(&d, bipfw_peer_gone(d.fw[0], 2) &&
+			      bipfw_peer_gone(d.fw[1], 2));
+	CHECK(bipfw_peer_gone(d.fw[0], 2) == 1 &&
+		      bipfw_peer_gone(d.fw[1], 2) == 1,
+	      "a cut-off idle peer was not found dead");
+	CHECK(bipfw_now_us() - t0 >= 150000,
+	      "found dead after %llu us, before the 200 ms timeout",
+	      (unsigned long long)(bipfw_now_us() - t0));
+	CHECK(!bipfw_peer_gone(d.fw[0], 1), "the live peer was lost too");
+	duo_close(&d);
+}
+
 static void test_peer_death(void)
 {
 	static uint8_t src[5000];
@@ -947,5 +982,6 @@ int main(void)
 	test_closed_peer();
 	test_traffic();
 	test_small_pieces();
+	test_idle_death();
 	return unit_result("firmware over the simulated wire");
 }

@@ -13,6 +13,10 @@
  *   dead-long  3 ranks: rank 2 answers a three-way send from rank 0 and
  *              dies; rank 0's send fails with MPIX_ERR_PROC_FAILED and its
  *              traffic with rank 1 goes on.
+ *   dead-recv  rank 1 ends without closing anything (_exit; Hydra takes
+ *              a death by signal on one host for the job's end) while
+ *              rank 0 only waits to receive from it: the receive fails with MPIX_ERR_PROC_FAILED and a
+ *              message that names rank 1, its pid and its host.
  *   fifo-full  3 ranks, 2 credits, one BIP tag, a receive FIFO of one: rank
  *              2 keeps the tag busy (its rendezvous is matched, then it
  *              sleeps); rank 1's second three-way announcement finds the
@@ -197,6 +201,28 @@ static void dead_long(void)
 	_exit(0);
 }
 
+static void dead_recv(void)
+{
+	char msg[MPI_MAX_ERROR_STRING];
+	int x, rc, cls, len;
+
+	CHECK(size == 2, "run on 2 ranks");
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 1) {
+		printf("rank 1: pid %d dies\n", (int)getpid());
+		fflush(stdout);
+		_exit(0);
+	}
+	rc = MPI_Recv(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	MPI_Error_class(rc, &cls);
+	MPI_Error_string(rc, msg, &len);
+	printf("rank 0: receive from the dead rank: %s\n", msg);
+	CHECK(cls == MPIX_ERR_PROC_FAILED, "error class %d", cls);
+	fflush(stdout);
+	_exit(0);
+}
+
 static void fifo_full(void)
 {
 	enum { BIG = 300000, MID = 10000 };
@@ -260,6 +286,8 @@ int main(int argc, char **argv)
 		truncate_recv();
 	else if (strcmp(mode, "dead-long") == 0)
 		dead_long();
+	else if (strcmp(mode, "dead-recv") == 0)
+		dead_recv();
 	else if (strcmp(mode, "fifo-full") == 0)
 		fifo_full();
 	else

@@ -44,6 +44,15 @@ for r in 0 1; do
 		{ echo "FAILED: rank $r did not carry on"; exit 1; }
 done
 
+# A rank dies while its peer only waits to receive from it: the error
+# names the dead rank's pid and host.
+echo "+ mpiexec -disable-auto-cleanup -n 2 faults dead-recv"
+out=$(timeout 60 "$MPIEXEC" -disable-auto-cleanup -n 2 "$W/faults" dead-recv 2>&1)
+echo "$out"
+pid=$(echo "$out" | sed -n 's/^rank 1: pid \([0-9]*\) dies$/\1/p')
+echo "$out" | grep -q "Rank 1 (pid $pid on host .*) died or stopped answering (BIP wire shm)" ||
+	{ echo "FAILED: the error does not name the dead rank's pid and host"; exit 1; }
+
 # A control message whose handling fails (the receive FIFO is full) gives
 # its credit back all the same: the sender's next message gets through.
 MPIR_CVAR_CH4_BIP_CREDITS=2 BIP_LONG_TAGS=1 MPIR_CVAR_CH4_BIP_RECV_FIFO_MAX=1 \

@@ -62,7 +62,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		text[size - 1] = '\0';
 		if (MPIDI_BIP_card_parse(text, &c, &rest) == 0 &&
 		    (c.credits > 255 || c.rts3_max > MPIDI_BIP_DATA_MAX ||
-		     rest < text || rest > text + size - 1))
+		     c.pid > INT32_MAX ||
+		     strlen(c.host) != strspn(c.host, MPIDI_BIP_HOST_CHARS) ||
+		     !c.host[0] || rest < text || rest > text + size - 1))
 			abort();
 		free(text);
 		return 0;
@@ -132,8 +134,9 @@ int main(int argc, char **argv)
 	MPIDI_BIP_ctl_am_t am = { .h.type = MPIDI_BIP_CTL_AM,
 				  .handler_id = 3, .am_hdr_sz = 8,
 				  .data_sz = 16 };
-	MPIDI_BIP_card_t card = { .credits = 32, .rts3_max = 262143 };
-	char text[128];
+	MPIDI_BIP_card_t card = { .credits = 32, .rts3_max = 262143,
+				  .pid = 4242, .host = "node1" };
+	char text[256];
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s DIR\n", argv[0]);

@@ -136,19 +136,35 @@ static void test_decode(void)
 static void test_card(void)
 {
 	static const char *const bad[] = {
-		"", "bipnm1", "bipnm1;", "bipnm1;4;", "bipnm1;256;10;x",
-		"bipnm1;-4;10;x", "bipnm1;4;9223372036854775808;x",
-		"bipnm2;4;10;x", "bipnm1;4 ;10;x",
+		"", "bipnm2", "bipnm2;", "bipnm2;4;", "bipnm2;256;10;1;h;x",
+		"bipnm2;-4;10;1;h;x", "bipnm2;4;9223372036854775808;1;h;x",
+		"bipnm1;4;10;1;h;x", "bipnm2;4 ;10;1;h;x", "bipnm2;4;10;x",
+		"bipnm2;4;10;1;;x", "bipnm2;4;10;2147483648;h;x",
+		"bipnm2;4;10;1;h o;x", "bipnm2;4;10;1;h%s;x",
 	};
-	MPIDI_BIP_card_t c = { 17, 123456 }, d;
+	MPIDI_BIP_card_t c = { 17, 123456, 4242, "node-1.example_a" }, d;
 	const char *rest;
-	char buf[128];
+	char buf[256], host[MPIDI_BIP_HOST_MAX], longname[200];
 
 	CHECK(MPIDI_BIP_card_format(buf, sizeof(buf), &c, "bip2;x") == 0,
 	      "format");
 	CHECK(MPIDI_BIP_card_parse(buf, &d, &rest) == 0 && d.credits == 17 &&
-		      d.rts3_max == 123456 && strcmp(rest, "bip2;x") == 0,
+		      d.rts3_max == 123456 && d.pid == 4242 &&
+		      strcmp(d.host, c.host) == 0 &&
+		      strcmp(rest, "bip2;x") == 0,
 	      "round trip of %s", buf);
+	/* Our host name as a card carries it: short, of the safe set. */
+	MPIDI_BIP_card_host(host, "h;1 %s");
+	CHECK(strcmp(host, "h_1__s") == 0, "host name sanitized: %s", host);
+	MPIDI_BIP_card_host(host, "");
+	CHECK(strcmp(host, "_") == 0, "empty host name: '%s'", host);
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	MPIDI_BIP_card_host(c.host, longname);
+	CHECK(strlen(c.host) == MPIDI_BIP_HOST_MAX - 1 &&
+		      MPIDI_BIP_card_format(buf, sizeof(buf), &c, "x") == 0 &&
+		      MPIDI_BIP_card_parse(buf, &d, &rest) == 0,
+	      "a long host name: %s", buf);
 	CHECK(MPIDI_BIP_card_format(buf, 10, &c, "bip2;x") == -1,
 	      "a card that does not fit");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
