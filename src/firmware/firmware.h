@@ -89,8 +89,8 @@ struct bipfw_wire_class {
 	/* Reach a peer through its card: -BIP_ECARD if malformed, -BIP_EWIRE
 	 * if this wire cannot reach it. */
 	int (*connect)(void *ctx, int peer, const char *card);
-	/* Largest payload of a long message's packet (say, what fits the
-	 * MTU); NULL: the packet size. Small messages always go whole. */
+	/* Largest payload of a packet (say, what fits the MTU); NULL: the
+	 * packet size. Wider small messages go in pieces. */
 	size_t (*chunk)(void *ctx);
 
 	struct bip_pkt_hdr *(*reserve)(void *ctx, int peer, size_t len);

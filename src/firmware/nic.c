@@ -173,9 +173,6 @@ int bipfw_create(const struct bipfw_config *cfg, struct bipfw **fw_p)
 	for (size_t i = 0; i < n; i++) {
 		struct bipfw_peer *p = &fw->peers[i];
 
-		p->board = calloc(cfg->window, sizeof(*p->board));
-		if (!p->board)
-			goto nomem;
 		p->wire = BIPFW_NO_WIRE;
 		bipfw_rel_init(&p->tx, &p->rx, 0, cfg->retrans_min_us,
 			       cfg->retrans_us);

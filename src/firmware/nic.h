@@ -270,7 +270,8 @@ struct bipfw_peer {
 	const char *why;              /* why that wire (bip_info, logs) */
 	struct bipfw_rel_tx tx;
 	struct bipfw_rel_rx rx;
-	struct bipfw_txent *board;    /* scoreboard: window entries by seq */
+	struct bipfw_txent *board;    /* scoreboard: window entries by seq,
+				       * from the first packet to the peer */
 	struct bipfw_list fifo;       /* sends waiting for their first packet */
 	struct bipfw_list stream;     /* long sends cleared to send data */
 	struct bipfw_list cts;        /* tags owing this peer a CTS */

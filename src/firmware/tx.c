@@ -5,6 +5,7 @@
  * configured packet size. A packet leaves as soon as it is built (immediate
  * sending): the receiver copies packet k while packet k+1 is written.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
@@ -316,10 +317,18 @@ static int tx_peer(struct bipfw *fw, int peer)
 		n++;
 	}
 	while (n < TX_BUDGET && !bipfw_rel_window_full(tx, w)) {
-		struct bipfw_txent *e = bipfw_board(fw, p, tx->next);
+		struct bipfw_txent ent, *e;
 
-		if (!next_packet(fw, peer, e))
+		if (!next_packet(fw, peer, &ent))
 			break;
+		/* A peer never sent to costs no scoreboard (memory per peer:
+		 * most of a large job's pairs never talk); without memory,
+		 * the packet waits for a later turn. */
+		if (!p->board &&
+		    !(p->board = calloc(fw->cfg.window, sizeof(*p->board))))
+			break;
+		e = bipfw_board(fw, p, tx->next);
+		*e = ent;
 		ask_ack_if_last(p, e, tx->next, w);
 		if (send_entry(fw, peer, e, tx->next))
 			break;

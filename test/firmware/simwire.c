@@ -26,6 +26,8 @@ struct simport {
 
 struct simwire_net {
 	int nnodes;
+	bool fan; /* node 0 talks to each other node, each of which is node
+		   * 1 of a pair of its own (simwire_new_fan) */
 	uint64_t rng;
 	struct simwire_faults f;
 	struct simport *ports;
@@ -68,6 +70,15 @@ struct simwire_net *simwire_new(int nnodes, uint64_t seed,
 	return net;
 }
 
+struct simwire_net *simwire_new_fan(int nnodes, uint64_t seed,
+				    const struct simwire_faults *faults)
+{
+	struct simwire_net *net = simwire_new(nnodes, seed, faults);
+
+	net->fan = true;
+	return net;
+}
+
 void simwire_free(struct simwire_net *net)
 {
 	for (int i = 0; i < net->nnodes; i++) {
@@ -96,7 +107,9 @@ int simwire_nic(struct simwire_net *net, int node,
 	free(me->out);
 	me->out = malloc(sizeof(struct bip_pkt_hdr) + cfg->packet_size);
 	rc = bipfw_wire_add(*fw_p, &simwire_class, me);
-	for (int i = 0; rc >= 0 && i < net->nnodes; i++)
+	if (net->fan && node)
+		rc = rc < 0 ? rc : bipfw_port_set(*fw_p, 0, 0);
+	for (int i = 0; rc >= 0 && !(net->fan && node) && i < net->nnodes; i++)
 		if (i != node)
 			rc = bipfw_port_set(*fw_p, i, 0);
 	if (rc < 0) {
@@ -166,6 +179,14 @@ static void sim_commit(void *ctx, int peer, struct bip_pkt_hdr *hdr,
 	if (dst->dead || dst->cut || me->cut || chance(net, net->f.loss_pct))
 		return;
 	p = copy_pkt(hdr, payload, len);
+	if (net->fan) {
+		/* The hub's node k is node 1 of k's own pair. */
+		if (me->node)
+			p.hdr.src = (uint16_t)me->node;
+		else
+			p.hdr.dst = 1;
+		bipfw_hdr_seal(&p.hdr);
+	}
 	if (chance(net, net->f.corrupt_pct)) {
 		size_t total = sizeof(p.hdr) + len;
 		size_t at = simwire_rand(net) % total;

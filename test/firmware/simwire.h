@@ -20,6 +20,11 @@ struct simwire_net;
 
 struct simwire_net *simwire_new(int nnodes, uint64_t seed,
 				const struct simwire_faults *faults);
+/* A hub and nnodes - 1 leaves: node 0 (nnodes nodes) talks to every
+ * other; the NIC of node k is node 1 of a pair (nnodes 2) with the hub,
+ * so that it costs what a two-node NIC costs. */
+struct simwire_net *simwire_new_fan(int nnodes, uint64_t seed,
+				    const struct simwire_faults *faults);
 void simwire_free(struct simwire_net *net);
 /* A NIC for node on the simulated wire, every peer on it. Long messages
  * of at least dma_min bytes go by (simulated) DMA; SIZE_MAX: never. */
