@@ -1,7 +1,8 @@
 #!/bin/sh
 # The fuzz harnesses (libFuzzer, with ASan and UBSan), one per parser of
 # what other processes send: the NIC program's receive path, the shm
-# wire's segment and ring reader, libbip's cards and PMI lines, the
+# wire's segment and ring reader, the udp wire's datagram and run reader,
+# libbip's cards and PMI lines, the
 # netmod's control messages and card. Each is built twice from its source:
 # as a fuzzer, and with -DFUZZ_SEEDS as the program that writes its seed
 # corpus from the current formats.
@@ -29,6 +30,7 @@ bip="$s/bip/endpoint.c $s/bip/knobs.c $s/bip/msg.c $s/bip/init.c
 CPPFLAGS="-I$s/bip -I$s/firmware -I$s/common -I$s/netmod"
 # The harnesses: name, source, what it links.
 harnesses="fuzz_rx:test/firmware/fuzz_rx.c:fw fuzz_shm:test/firmware/fuzz_shm.c:fw
+	fuzz_udp:test/firmware/fuzz_udp.c:fw
 	fuzz_card:test/bip/fuzz_card.c:bip fuzz_ctl:test/netmod/fuzz_ctl.c:ctl"
 
 mkdir -p "$b/crashes" || exit 1

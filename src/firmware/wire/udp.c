@@ -43,6 +43,7 @@
 #include "bip_field.h"
 #include "firmware.h"
 #include "log.h"
+#include "wire/udp.h"
 
 #define OUTER sizeof(struct bip_outer_hdr)
 #define HDR sizeof(struct bip_pkt_hdr)
@@ -571,12 +572,8 @@ static void udp_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
 		udp_flush(u);
 }
 
-/* The segment size of received message i: a coalesced run says it in
- * its control data, a plain datagram is one segment. */
-static size_t seg_size(const struct batch *b, unsigned i)
+size_t bipfw_udp_seg_size(const struct msghdr *h, size_t len)
 {
-	const struct msghdr *h = &b->m[i].msg_hdr;
-	size_t len = b->m[i].msg_len;
 	struct cmsghdr *c;
 	int seg;
 
@@ -587,6 +584,32 @@ static size_t seg_size(const struct batch *b, unsigned i)
 			return seg > 0 && (size_t)seg < len ? (size_t)seg : len;
 		}
 	return len;
+}
+
+static size_t seg_size(const struct batch *b, unsigned i)
+{
+	return bipfw_udp_seg_size(&b->m[i].msg_hdr, b->m[i].msg_len);
+}
+
+enum bipfw_udp_kind bipfw_udp_classify(const void *buf, size_t len,
+				       uint64_t tag, int nnodes,
+				       uint32_t *node_p)
+{
+	struct bip_outer_hdr o;
+
+	if (len < OUTER)
+		return BIPFW_UDP_BAD;
+	memcpy(&o, buf, sizeof(o));
+	if (o.tag != tag)
+		return BIPFW_UDP_FOREIGN;
+	if (o.magic == BIP_OUTER_ALIVE && len == OUTER &&
+	    o.node < (uint32_t)nnodes) {
+		*node_p = o.node;
+		return BIPFW_UDP_ALIVE;
+	}
+	if (o.magic != BIP_OUTER_MAGIC || len < OUTER + HDR)
+		return BIPFW_UDP_BAD;
+	return BIPFW_UDP_PACKET;
 }
 
 /* Step past the current datagram: to the next segment of its run, else
@@ -634,31 +657,30 @@ static int udp_peek(void *ctx, const struct bip_pkt_hdr **hdr,
 	int rc;
 
 	for (rc = current_dgram(u); rc == 0; advance(b), rc = current_dgram(u)) {
-		const struct msghdr *h = &b->m[b->start].msg_hdr;
 		size_t left = b->m[b->start].msg_len - b->off;
-		struct bip_outer_hdr o;
 		uint8_t *buf = b->buf + b->start * b->bufsize + b->off;
 		size_t len = left < b->seg ? left : b->seg;
+		uint32_t node;
 
-		if (len < OUTER || (h->msg_flags & MSG_TRUNC)) {
+		if (b->m[b->start].msg_hdr.msg_flags & MSG_TRUNC) {
 			u->p.cnt->dropped_bad++;
 			continue;
 		}
-		memcpy(&o, buf, sizeof(o));
-		if (o.tag != u->tag) {
+		switch (bipfw_udp_classify(buf, len, u->tag, u->p.nnodes,
+					   &node)) {
+		case BIPFW_UDP_FOREIGN:
 			u->p.cnt->dropped_foreign++;
 			bip_dbg("udp wire: dropped a datagram of another job");
 			continue;
-		}
-		/* A peer's answerer: its process is there. */
-		if (o.magic == BIP_OUTER_ALIVE && len == OUTER &&
-		    o.node < (uint32_t)u->p.nnodes) {
-			u->peers[o.node].answered_at = bipfw_now_us();
+		case BIPFW_UDP_ALIVE:
+			/* A peer's answerer: its process is there. */
+			u->peers[node].answered_at = bipfw_now_us();
 			continue;
-		}
-		if (o.magic != BIP_OUTER_MAGIC || len < OUTER + HDR) {
+		case BIPFW_UDP_BAD:
 			u->p.cnt->dropped_bad++;
 			continue;
+		case BIPFW_UDP_PACKET:
+			break;
 		}
 		*hdr = (const struct bip_pkt_hdr *)(buf + OUTER);
 		*payload = buf + OUTER + HDR;
