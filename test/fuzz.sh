@@ -1,7 +1,7 @@
 #!/bin/sh
 # The fuzz harnesses (libFuzzer, with ASan and UBSan), one per parser of
 # what other processes send: the NIC program's receive path, the shm
-# wire's segment and ring reader, the udp wire's datagram and run reader,
+# wire's segment and ring reader, the network wires' datagram and run reader,
 # libbip's cards and PMI lines, the
 # netmod's control messages and card. Each is built twice from its source:
 # as a fuzzer, and with -DFUZZ_SEEDS as the program that writes its seed
@@ -23,14 +23,15 @@ CC=${FUZZ_CC:-clang}
 fw="$s/firmware/checksum.c $s/firmware/reliable.c $s/firmware/hostif.c
 	$s/firmware/rx.c $s/firmware/tx.c $s/firmware/nic.c
 	$s/firmware/ports.c $s/firmware/siphash.c $s/firmware/wire/shm.c
-	$s/firmware/wire/udp.c $s/common/log.c $s/common/errno.c
+	$s/firmware/wire/dgram.c $s/firmware/wire/udp.c $s/common/log.c
+	$s/common/errno.c
 	$s/common/knob.c"
 bip="$s/bip/endpoint.c $s/bip/knobs.c $s/bip/msg.c $s/bip/init.c
 	$s/bip/pmi.c $s/bip/pmi_line.c $s/bip/jobkey.c"
 CPPFLAGS="-I$s/bip -I$s/firmware -I$s/common -I$s/netmod"
 # The harnesses: name, source, what it links.
 harnesses="fuzz_rx:test/firmware/fuzz_rx.c:fw fuzz_shm:test/firmware/fuzz_shm.c:fw
-	fuzz_udp:test/firmware/fuzz_udp.c:fw
+	fuzz_dgram:test/firmware/fuzz_dgram.c:fw
 	fuzz_card:test/bip/fuzz_card.c:bip fuzz_ctl:test/netmod/fuzz_ctl.c:ctl"
 
 mkdir -p "$b/crashes" || exit 1

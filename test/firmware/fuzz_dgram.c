@@ -1,12 +1,12 @@
 /*
- * fuzz_udp.c - libFuzzer harness for the udp wire's reading of what the
- * network delivers: a received message (maybe a coalesced run, whose
- * segment size comes in control data that the fuzzer writes too) is cut
- * into segments as the wire's peek cuts it, and each segment classified
- * (bipfw_udp_classify). The message is a heap buffer of exactly its size,
+ * fuzz_dgram.c - libFuzzer harness for the network wires' reading of what
+ * the network delivers (udp datagrams, eth frames): a received message
+ * (maybe a coalesced run, whose segment size comes in control data that
+ * the fuzzer writes too) is cut into segments as dgram.c's peek cuts it,
+ * and each segment classified (bipfw_dgram_classify). The message is a heap buffer of exactly its size,
  * so any read beyond it is caught. Built with -DFUZZ_SEEDS instead, it
- * writes seeds: a packet, a liveness answer, another job's datagram and a
- * run of three packets.
+ * writes seeds: a packet, one for another process, a liveness answer,
+ * another job's datagram and a run of three packets.
  *
  * Input: the control message's level and type (a byte each: 0 means the
  * udp wire's own), its length (a byte: 0 no control message, 1 a short
@@ -22,40 +22,43 @@
 #include <sys/socket.h>
 
 #include "firmware.h"
-#include "wire/udp.h"
+#include "wire/dgram.h"
 
 #define TAG 0x7a67u
 #define NNODES 4
+#define SELF 1
 #define OUTER sizeof(struct bip_outer_hdr)
 #define HDR sizeof(struct bip_pkt_hdr)
 #define CTL 5
 
-static unsigned long counts[4];
+static unsigned long counts[BIPFW_DGRAM_NKINDS];
 
 static void report(void)
 {
 	fprintf(stderr,
-		"reached: %lu packets, %lu liveness answers, %lu foreign, "
-		"%lu malformed\n",
-		counts[BIPFW_UDP_PACKET], counts[BIPFW_UDP_ALIVE],
-		counts[BIPFW_UDP_FOREIGN], counts[BIPFW_UDP_BAD]);
+		"reached: %lu packets, %lu for another process, %lu liveness "
+		"answers, %lu foreign, %lu malformed\n",
+		counts[BIPFW_DGRAM_PACKET], counts[BIPFW_DGRAM_OTHER],
+		counts[BIPFW_DGRAM_ALIVE], counts[BIPFW_DGRAM_FOREIGN],
+		counts[BIPFW_DGRAM_BAD]);
 }
 
 /* Segments as the wire's peek walks them. */
 static void walk(const struct msghdr *h, const uint8_t *msg, size_t len)
 {
-	size_t seg = bipfw_udp_seg_size(h, len), off = 0;
+	size_t seg = bipfw_dgram_seg_size(h, len), off = 0;
 
 	if (len && (seg == 0 || seg > len))
 		abort();
 	do {
 		size_t n = len - off < seg ? len - off : seg;
 		uint32_t node = UINT32_MAX;
-		enum bipfw_udp_kind k =
-			bipfw_udp_classify(msg + off, n, TAG, NNODES, &node);
+		enum bipfw_dgram_kind k = bipfw_dgram_classify(
+			msg + off, n, TAG, SELF, NNODES, &node);
 
-		if ((k == BIPFW_UDP_PACKET && n < OUTER + HDR) ||
-		    (k == BIPFW_UDP_ALIVE && node >= NNODES))
+		if (k >= BIPFW_DGRAM_NKINDS ||
+		    (k == BIPFW_DGRAM_PACKET && n < OUTER + HDR) ||
+		    (k == BIPFW_DGRAM_ALIVE && node >= NNODES))
 			abort();
 		counts[k]++;
 		off += seg;
@@ -119,7 +122,8 @@ int main(int argc, char **argv)
 {
 	enum { PAYLOAD = 40, ONE = OUTER + HDR + PAYLOAD };
 	static uint8_t run[3 * ONE];
-	struct bip_outer_hdr o = { .magic = BIP_OUTER_MAGIC, .tag = TAG };
+	struct bip_outer_hdr o = { .magic = BIP_OUTER_MAGIC, .node = SELF,
+				   .tag = TAG };
 	struct bip_pkt_hdr p = { .version = BIP_WIRE_VERSION,
 				 .type = BIP_PKT_SMALL, .len = PAYLOAD };
 
@@ -132,6 +136,8 @@ int main(int argc, char **argv)
 	save(argv[1], "packet", 0, run, ONE);
 	save(argv[1], "run", ONE, run, sizeof(run));
 	save(argv[1], "run-short-tail", ONE, run, sizeof(run) - 7);
+	run[4] = SELF + 1;
+	save(argv[1], "other-process", 0, run, ONE);
 	o.magic = BIP_OUTER_ALIVE;
 	o.node = 2;
 	save(argv[1], "alive", 0, &o, OUTER);

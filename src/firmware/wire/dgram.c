@@ -1,0 +1,563 @@
+/*
+ * wire/dgram.c - the machinery of the network wires (see dgram.h): batched
+ * sends and receives behind the outer header, segmented runs, liveness
+ * answers, the choice of an interface.
+ *
+ * A run of queued packets to one peer, all of one size but the last, leaves
+ * as one segmented datagram (UDP GSO) where the socket can: the kernel's
+ * path through the stack, veth and bridge is paid once per 64 KiB instead
+ * of once per packet, which is what lets TCP stream at gigabytes per
+ * second where plain datagrams top out at a few hundred megabytes. The
+ * receiving socket takes such runs whole (UDP GRO) and peek walks their
+ * segments.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/udp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bip_errno.h"
+#include "log.h"
+#include "wire/dgram.h"
+
+#define OUTER BIPFW_DGRAM_OUTER
+#define HDR BIPFW_DGRAM_HDR
+#define IPV4_UDP_HDRS 28 /* IPv4 and UDP headers */
+#define DGRAM_MAX 65507  /* largest UDP payload over IPv4 */
+#define GSO_SEGS_MAX 64  /* the kernel's UDP_MAX_SEGMENTS (6.1) */
+#define MTU_MIN 576
+
+/* --- the interface ------------------------------------------------------- */
+
+/* The interface a knob names, by name or subnet, or auto. */
+static bool iface_matches(const char *want, const struct ifaddrs *ifa,
+			  bool *loopback)
+{
+	const struct sockaddr_in *sin = (const void *)ifa->ifa_addr;
+	char net[INET_ADDRSTRLEN];
+	unsigned bits;
+	struct in_addr a;
+
+	*loopback = ifa->ifa_flags & IFF_LOOPBACK;
+	if (strcmp(want, "auto") == 0)
+		return !*loopback;
+	if (!strchr(want, '/'))
+		return strcmp(want, ifa->ifa_name) == 0;
+	if (sscanf(want, "%15[0-9.]/%u", net, &bits) != 2 || bits > 32 ||
+	    inet_pton(AF_INET, net, &a) != 1)
+		return false;
+	return bits == 0 || ((ntohl(a.s_addr) ^ ntohl(sin->sin_addr.s_addr)) >>
+			     (32 - bits)) == 0;
+}
+
+int bipfw_dgram_iface(struct bipfw_dgram *d, const char *knob,
+		      const char *want, bool loopback_ok,
+		      struct sockaddr_in *addr)
+{
+	struct ifaddrs *all, *ifa, *lo = NULL, *found = NULL;
+	char have[256] = "";
+	size_t used = 0;
+
+	if (getifaddrs(&all) < 0) {
+		bip_err("%s wire: getifaddrs: %s", d->wire, strerror(errno));
+		return -BIP_ESYS;
+	}
+	for (ifa = all; ifa && !found; ifa = ifa->ifa_next) {
+		bool loopback;
+
+		if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != AF_INET ||
+		    !(ifa->ifa_flags & IFF_UP))
+			continue;
+		if (used < sizeof(have)) {
+			char a[INET_ADDRSTRLEN];
+
+			inet_ntop(AF_INET,
+				  &((struct sockaddr_in *)ifa->ifa_addr)->sin_addr,
+				  a, sizeof(a));
+			used += (size_t)snprintf(have + used,
+						 sizeof(have) - used, "%s%s %s",
+						 used ? ", " : "", ifa->ifa_name,
+						 a);
+		}
+		if (iface_matches(want, ifa, &loopback))
+			found = ifa;
+		else if (loopback && !lo)
+			lo = ifa;
+	}
+	if (!found && loopback_ok && strcmp(want, "auto") == 0)
+		found = lo;
+	if (!found) {
+		bip_err("%s=%s: no interface that is up has an IPv4 address "
+			"there (up: %s)",
+			knob, want, used ? have : "none");
+		freeifaddrs(all);
+		return -BIP_EINVAL;
+	}
+	memcpy(addr, found->ifa_addr, sizeof(*addr));
+	snprintf(d->ifname, sizeof(d->ifname), "%s", found->ifa_name);
+	freeifaddrs(all);
+	return 0;
+}
+
+int bipfw_dgram_ifreq(struct bipfw_dgram *d, unsigned long request,
+		      struct ifreq *ifr)
+{
+	memset(ifr, 0, sizeof(*ifr));
+	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", d->ifname);
+	if (ioctl(d->fd, request, ifr) < 0) {
+		bip_err("%s wire: cannot read %s's settings: %s", d->wire,
+			d->ifname, strerror(errno));
+		return -BIP_ESYS;
+	}
+	return 0;
+}
+
+int bipfw_dgram_mtu(struct bipfw_dgram *d)
+{
+	struct ifreq ifr;
+	int rc = bipfw_dgram_ifreq(d, SIOCGIFMTU, &ifr);
+
+	if (rc)
+		return rc;
+	if (ifr.ifr_mtu < MTU_MIN) {
+		bip_err("%s wire: the MTU of %s (%d) is below %d", d->wire,
+			d->ifname, ifr.ifr_mtu, MTU_MIN);
+		return -BIP_EINVAL;
+	}
+	d->mtu = (unsigned)ifr.ifr_mtu;
+	return 0;
+}
+
+/* --- start and end ------------------------------------------------------ */
+
+void bipfw_dgram_init(struct bipfw_dgram *d, const char *wire,
+		      const struct bipfw_wire_params *p)
+{
+	static const uint8_t what[8] = { 'u', 'd', 'p', '-', 't', 'a', 'g' };
+
+	d->p = *p;
+	d->wire = wire;
+	d->fd = d->afd = -1;
+	d->batch = BIPFW_DGRAM_BATCH;
+	d->tag = bipfw_siphash((const uint64_t[2]){ p->secret, p->job_key },
+			       what, sizeof(what));
+}
+
+void bipfw_dgram_sockbuf(int fd, size_t bytes)
+{
+	int v = (int)bytes;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+}
+
+/* The answerer: ALIVE for every PROBE of this job, until shutdown. It
+ * touches nothing but its socket and values fixed at start. */
+static void *answer(void *arg)
+{
+	const struct bipfw_dgram *d = arg;
+
+	for (;;) {
+		struct bip_outer_hdr o;
+		union bipfw_dgram_addr from;
+		socklen_t flen = sizeof(from);
+		ssize_t n = recvfrom(d->afd, &o, sizeof(o), 0, &from.sa, &flen);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return NULL; /* shut down */
+		if ((size_t)n != sizeof(o) || o.magic != BIP_OUTER_PROBE ||
+		    o.tag != d->tag)
+			continue;
+		o = (struct bip_outer_hdr){ .magic = BIP_OUTER_ALIVE,
+					    .node = (uint32_t)d->p.node,
+					    .tag = d->tag };
+		if (d->reply_to)
+			d->reply_to(&from);
+		(void)sendto(d->afd, &o, sizeof(o), MSG_DONTWAIT, &from.sa,
+			     flen);
+	}
+}
+
+static int batch_init(struct bipfw_dgram_batch *b, unsigned n, size_t bufsize)
+{
+	b->bufsize = bufsize;
+	b->buf = malloc(n * bufsize);
+	b->m = calloc(n, sizeof(*b->m));
+	b->v = calloc(n, sizeof(*b->v));
+	b->cm = calloc(n, sizeof(*b->cm));
+	b->g = calloc(n, sizeof(*b->g));
+	b->gn = calloc(n, sizeof(*b->gn));
+	if (!b->buf || !b->m || !b->v || !b->cm || !b->g || !b->gn)
+		return -BIP_ENOMEM;
+	for (unsigned i = 0; i < n; i++) {
+		b->v[i] = (struct iovec){ b->buf + i * bufsize, bufsize };
+		b->m[i].msg_hdr.msg_iov = &b->v[i];
+		b->m[i].msg_hdr.msg_iovlen = 1;
+	}
+	return 0;
+}
+
+static void batch_free(struct bipfw_dgram_batch *b)
+{
+	free(b->buf);
+	free(b->m);
+	free(b->v);
+	free(b->cm);
+	free(b->g);
+	free(b->gn);
+}
+
+int bipfw_dgram_start(struct bipfw_dgram *d, size_t payload)
+{
+	int rc;
+
+	if (payload > d->p.packet_size)
+		payload = d->p.packet_size;
+	d->bufsize = OUTER + HDR + payload;
+	d->peers = calloc((size_t)d->p.nnodes, sizeof(*d->peers));
+	if (!d->peers)
+		return -BIP_ENOMEM;
+	rc = batch_init(&d->tx, d->batch, d->bufsize);
+	if (!rc)
+		rc = batch_init(&d->rx, d->batch,
+				d->gso ? BIPFW_DGRAM_GRO_BUF : d->bufsize);
+	if (rc)
+		return rc;
+	rc = pthread_create(&d->answerer, NULL, answer, d);
+	if (rc) {
+		bip_err("%s wire: liveness thread: %s", d->wire, strerror(rc));
+		return -BIP_ESYS;
+	}
+	d->answering = true;
+	return 0;
+}
+
+void bipfw_dgram_close(void *ctx)
+{
+	struct bipfw_dgram *d = ctx;
+
+	if (!d)
+		return;
+	if (d->answering) {
+		/* Wakes its recvfrom with 0. */
+		(void)shutdown(d->afd, SHUT_RDWR);
+		pthread_join(d->answerer, NULL);
+	}
+	if (d->afd >= 0)
+		close(d->afd);
+	if (d->fd >= 0)
+		close(d->fd);
+	batch_free(&d->tx);
+	batch_free(&d->rx);
+	free(d->peers);
+	free(d);
+}
+
+size_t bipfw_dgram_chunk(void *ctx)
+{
+	return ((struct bipfw_dgram *)ctx)->bufsize - OUTER - HDR;
+}
+
+/* --- send ----------------------------------------------------------------- */
+
+/* How many datagrams from i on go as one segmented run: the same peer,
+ * the same size but a smaller last one, under the kernel's limits, and
+ * unfragmented (GSO refuses segments beyond the MTU). */
+static unsigned run_length(const struct bipfw_dgram *d,
+			   const struct bipfw_dgram_batch *b, unsigned i)
+{
+	size_t seg = b->v[i].iov_len, total = seg;
+	unsigned k = 1;
+
+	if (!d->gso || seg + IPV4_UDP_HDRS > d->mtu)
+		return 1;
+	while (i + k < b->n && k < GSO_SEGS_MAX &&
+	       b->m[i + k].msg_hdr.msg_name == b->m[i].msg_hdr.msg_name &&
+	       b->v[i + k].iov_len <= seg && total + seg <= DGRAM_MAX) {
+		total += b->v[i + k].iov_len;
+		if (b->v[i + k++].iov_len < seg)
+			break;
+	}
+	return k;
+}
+
+/* Gather [start, n) into messages, runs as one segmented datagram each;
+ * returns how many. */
+static unsigned group(const struct bipfw_dgram *d, struct bipfw_dgram_batch *b)
+{
+	unsigned ng = 0;
+
+	for (unsigned i = b->start; i < b->n; i += b->gn[ng++]) {
+		struct msghdr *h = &b->g[ng].msg_hdr;
+		unsigned k = run_length(d, b, i);
+
+		*h = b->m[i].msg_hdr;
+		h->msg_iovlen = k;
+		b->gn[ng] = k;
+		if (k > 1) {
+			struct cmsghdr *c = &b->cm[ng].align;
+
+			h->msg_control = b->cm[ng].buf;
+			h->msg_controllen = CMSG_SPACE(sizeof(uint16_t));
+			c->cmsg_level = IPPROTO_UDP;
+			c->cmsg_type = UDP_SEGMENT;
+			c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+			*(uint16_t *)CMSG_DATA(c) = (uint16_t)b->v[i].iov_len;
+		}
+	}
+	return ng;
+}
+
+/* Send what is queued. A full socket buffer keeps the rest queued (reserve
+ * then says the link is full); any other error loses that message, which
+ * the NIC program's retransmission covers. A kernel or interface that
+ * refuses segmentation turns it off (the refused run is resent later). */
+void bipfw_dgram_flush(void *ctx)
+{
+	struct bipfw_dgram *d = ctx;
+	struct bipfw_dgram_batch *b = &d->tx;
+
+	while (b->start < b->n) {
+		unsigned ng = group(d, b);
+		int sent = sendmmsg(d->fd, b->g, ng, 0);
+
+		if (sent > 0) {
+			for (int i = 0; i < sent; i++) {
+				b->start += b->gn[i];
+				d->p.cnt->runs_sent += b->gn[i] > 1;
+			}
+			continue;
+		}
+		if (errno == EAGAIN || errno == ENOBUFS || errno == EINTR)
+			return;
+		if (b->gn[0] > 1 && (errno == EIO || errno == EINVAL ||
+				     errno == EOPNOTSUPP)) {
+			bip_info("%s wire: %s refuses segmented sends (%s): "
+				 "packets go one by one",
+				 d->wire, d->ifname, strerror(errno));
+			d->gso = false;
+		} else {
+			bip_dbg("%s wire: a datagram was not sent: %s",
+				d->wire, strerror(errno));
+		}
+		b->start += b->gn[0];
+	}
+	b->start = b->n = 0;
+}
+
+struct bip_pkt_hdr *bipfw_dgram_reserve(void *ctx, int peer, size_t len)
+{
+	struct bipfw_dgram *d = ctx;
+	struct bipfw_dgram_batch *b = &d->tx;
+
+	if (!d->peers[peer].addr.sa.sa_family || OUTER + HDR + len > d->bufsize)
+		return NULL;
+	if (b->n == d->batch) {
+		bipfw_dgram_flush(d);
+		if (b->n)
+			return NULL;
+	}
+	return (struct bip_pkt_hdr *)(b->buf + b->n * d->bufsize + OUTER);
+}
+
+void bipfw_dgram_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
+			size_t len)
+{
+	struct bipfw_dgram *d = ctx;
+	struct bipfw_dgram_batch *b = &d->tx;
+	struct bip_outer_hdr *o = (struct bip_outer_hdr *)pkt - 1;
+
+	*o = (struct bip_outer_hdr){ .magic = BIP_OUTER_MAGIC,
+				     .node = (uint32_t)peer,
+				     .tag = d->tag };
+	b->v[b->n].iov_len = OUTER + HDR + len;
+	b->m[b->n].msg_hdr.msg_name = &d->peers[peer].addr;
+	b->m[b->n].msg_hdr.msg_namelen = d->alen;
+	if (++b->n == d->batch)
+		bipfw_dgram_flush(d);
+}
+
+/* --- receive -------------------------------------------------------------- */
+
+size_t bipfw_dgram_seg_size(const struct msghdr *h, size_t len)
+{
+	struct cmsghdr *c;
+	int seg;
+
+	for (c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR((struct msghdr *)h, c))
+		if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int))) {
+			memcpy(&seg, CMSG_DATA(c), sizeof(seg));
+			return seg > 0 && (size_t)seg < len ? (size_t)seg : len;
+		}
+	return len;
+}
+
+static size_t seg_size(const struct bipfw_dgram_batch *b, unsigned i)
+{
+	return bipfw_dgram_seg_size(&b->m[i].msg_hdr, b->m[i].msg_len);
+}
+
+/* Frames may come padded (Ethernet's minimum): lengths are at least. */
+enum bipfw_dgram_kind bipfw_dgram_classify(const void *buf, size_t len,
+					   uint64_t tag, int self, int nnodes,
+					   uint32_t *node_p)
+{
+	struct bip_outer_hdr o;
+
+	if (len < OUTER)
+		return BIPFW_DGRAM_BAD;
+	memcpy(&o, buf, sizeof(o));
+	if (o.tag != tag)
+		return BIPFW_DGRAM_FOREIGN;
+	if (o.magic == BIP_OUTER_ALIVE && o.node < (uint32_t)nnodes) {
+		*node_p = o.node;
+		return BIPFW_DGRAM_ALIVE;
+	}
+	if (o.magic != BIP_OUTER_MAGIC || len < OUTER + HDR)
+		return BIPFW_DGRAM_BAD;
+	return o.node == (uint32_t)self ? BIPFW_DGRAM_PACKET
+					: BIPFW_DGRAM_OTHER;
+}
+
+/* Step past the current datagram: to the next segment of its run, else
+ * to the next message of the batch. */
+static void advance(struct bipfw_dgram_batch *b)
+{
+	if ((b->off += b->seg) < b->m[b->start].msg_len)
+		return;
+	b->off = 0;
+	if (++b->start < b->n)
+		b->seg = seg_size(b, b->start);
+}
+
+/* The datagram at the rx position, else a new batch from the socket. */
+static int current_dgram(struct bipfw_dgram *d)
+{
+	struct bipfw_dgram_batch *b = &d->rx;
+	int n;
+
+	if (b->start < b->n)
+		return 0;
+	for (unsigned i = 0; i < d->batch; i++) {
+		b->v[i].iov_len = b->bufsize;
+		b->m[i].msg_hdr.msg_control = b->cm[i].buf;
+		b->m[i].msg_hdr.msg_controllen = sizeof(b->cm[i]);
+	}
+	n = recvmmsg(d->fd, b->m, d->batch, MSG_DONTWAIT, NULL);
+	b->start = 0;
+	b->n = n > 0 ? (unsigned)n : 0;
+	if (n <= 0)
+		return -BIP_EAGAIN;
+	for (int i = 0; i < n; i++)
+		d->p.cnt->runs_received += seg_size(b, (unsigned)i) <
+					   b->m[i].msg_len;
+	b->seg = seg_size(b, 0);
+	return 0;
+}
+
+/* The next datagram for us: others are counted and skipped here. */
+int bipfw_dgram_peek(void *ctx, const struct bip_pkt_hdr **hdr,
+		     const void **payload, size_t *avail)
+{
+	struct bipfw_dgram *d = ctx;
+	struct bipfw_dgram_batch *b = &d->rx;
+	int rc;
+
+	for (rc = current_dgram(d); rc == 0; advance(b), rc = current_dgram(d)) {
+		size_t left = b->m[b->start].msg_len - b->off;
+		uint8_t *buf = b->buf + b->start * b->bufsize + b->off;
+		size_t len = left < b->seg ? left : b->seg;
+		uint32_t node;
+
+		if (b->m[b->start].msg_hdr.msg_flags & MSG_TRUNC) {
+			d->p.cnt->dropped_bad++;
+			continue;
+		}
+		switch (bipfw_dgram_classify(buf, len, d->tag, d->p.node,
+					     d->p.nnodes, &node)) {
+		case BIPFW_DGRAM_OTHER:
+			continue;
+		case BIPFW_DGRAM_FOREIGN:
+			d->p.cnt->dropped_foreign++;
+			bip_dbg("%s wire: dropped a datagram of another job",
+				d->wire);
+			continue;
+		case BIPFW_DGRAM_ALIVE:
+			/* A peer's answerer: its process is there. */
+			d->peers[node].answered_at = bipfw_now_us();
+			continue;
+		case BIPFW_DGRAM_BAD:
+		case BIPFW_DGRAM_NKINDS:
+			d->p.cnt->dropped_bad++;
+			continue;
+		case BIPFW_DGRAM_PACKET:
+			break;
+		}
+		*hdr = (const struct bip_pkt_hdr *)(buf + OUTER);
+		*payload = buf + OUTER + HDR;
+		*avail = len - OUTER - HDR;
+		return 0;
+	}
+	return rc;
+}
+
+void bipfw_dgram_release(void *ctx)
+{
+	advance(&((struct bipfw_dgram *)ctx)->rx);
+}
+
+/* --- liveness and sleep --------------------------------------------------- */
+
+int bipfw_dgram_peer_state(void *ctx, int peer)
+{
+	/* A silent peer is judged by the NIC program's timeouts. */
+	return BIPFW_PEER_LIVE;
+}
+
+void bipfw_dgram_ping(void *ctx, int peer)
+{
+	struct bipfw_dgram *d = ctx;
+	struct bip_outer_hdr o = { .magic = BIP_OUTER_PROBE,
+				   .node = (uint32_t)d->p.node,
+				   .tag = d->tag };
+
+	if (d->peers[peer].answerer.sa.sa_family)
+		(void)sendto(d->fd, &o, sizeof(o), MSG_DONTWAIT,
+			     &d->peers[peer].answerer.sa, d->alen);
+}
+
+uint64_t bipfw_dgram_answered_at(void *ctx, int peer)
+{
+	return ((struct bipfw_dgram *)ctx)->peers[peer].answered_at;
+}
+
+int bipfw_dgram_wait_fd(void *ctx)
+{
+	struct bipfw_dgram *d = ctx;
+
+	return d->rx.start < d->rx.n ? -BIP_EAGAIN : d->fd;
+}
+
+void bipfw_dgram_wait(void *ctx, unsigned timeout_us)
+{
+	int fd = bipfw_dgram_wait_fd(ctx);
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct timespec ts = { timeout_us / 1000000,
+			       (long)(timeout_us % 1000000) * 1000 };
+
+	if (fd >= 0)
+		(void)ppoll(&pfd, 1, &ts, NULL);
+}

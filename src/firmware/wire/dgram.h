@@ -1,0 +1,153 @@
+/*
+ * wire/dgram.h - what the network wires (udp, eth) share: one datagram
+ * socket per process, packets sent and received in batches behind the
+ * outer header that carries the job's tag, runs of packets as one
+ * segmented datagram where the socket can, and a second socket whose
+ * thread answers liveness probes while the process computes. A wire class
+ * opens the sockets and names its peers' addresses; everything else is
+ * here, and its reserve/commit/flush/peek/release, ping, answered_at,
+ * wait and wait_fd are these functions.
+ */
+#ifndef BIP_FIRMWARE_WIRE_DGRAM_H
+#define BIP_FIRMWARE_WIRE_DGRAM_H
+
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
+
+#include "firmware.h"
+
+#define BIPFW_DGRAM_OUTER sizeof(struct bip_outer_hdr)
+#define BIPFW_DGRAM_HDR sizeof(struct bip_pkt_hdr)
+#define BIPFW_DGRAM_BATCH 32 /* default datagrams per system call */
+#define BIPFW_DGRAM_GRO_BUF 65536 /* a coalesced run, at most */
+
+/* A peer's address on either wire. */
+union bipfw_dgram_addr {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_ll ll;
+};
+
+/* A batch of datagram buffers and the message headers over them. On
+ * receive, a buffer may hold a coalesced run: seg is its segment size and
+ * off the next segment's offset. On send, runs are gathered into group
+ * messages (g), gn[i] datagrams each. */
+union bipfw_dgram_cmsg {
+	char buf[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr align;
+};
+
+struct bipfw_dgram_batch {
+	uint8_t *buf; /* n buffers of size bufsize */
+	size_t bufsize;
+	struct mmsghdr *m;
+	struct iovec *v;
+	union bipfw_dgram_cmsg *cm;
+	unsigned start, n; /* tx: [start, n) queued; rx: next, received */
+	size_t off, seg;
+	struct mmsghdr *g;
+	unsigned *gn;
+};
+
+struct bipfw_dgram_peer {
+	union bipfw_dgram_addr addr;     /* 0 family until connected */
+	union bipfw_dgram_addr answerer; /* its liveness socket */
+	uint64_t answered_at;            /* its last ALIVE, bipfw_now_us */
+};
+
+/* The shared part of a network wire: the first member of the class's own
+ * state, so that the class's ctx is one of these too. */
+struct bipfw_dgram {
+	struct bipfw_wire_params p;
+	const char *wire; /* "udp", "eth": for messages */
+	int fd;           /* the wire's socket, non-blocking */
+	int afd;          /* the answerer's socket, blocking */
+	bool answering;   /* its thread runs */
+	pthread_t answerer;
+	/* The answerer replies to the prober's address as received, made a
+	 * reply to its wire's socket by this (NULL: as it is). */
+	void (*reply_to)(union bipfw_dgram_addr *a);
+	socklen_t alen;   /* the length of an address */
+	char ifname[IF_NAMESIZE];
+	unsigned mtu;     /* bytes of datagram the interface carries */
+	unsigned batch;
+	size_t bufsize;   /* outer header, packet header, largest payload */
+	bool gso;         /* segmented sends and coalesced receives work */
+	uint64_t tag;     /* the job's network tag */
+	struct bipfw_dgram_peer *peers;
+	struct bipfw_dgram_batch tx, rx;
+};
+
+/* The interface that knob's value want names (a name, a subnet its IPv4
+ * address is in, or auto: the first up, not loopback - loopback if none
+ * and loopback_ok): its name in d->ifname, its address in *addr; else an
+ * error that lists the interfaces there are. */
+int bipfw_dgram_iface(struct bipfw_dgram *d, const char *knob,
+		      const char *want, bool loopback_ok,
+		      struct sockaddr_in *addr);
+/* An ioctl on d->ifname through d->fd (SIOCGIFMTU, SIOCGIFHWADDR...). */
+int bipfw_dgram_ifreq(struct bipfw_dgram *d, unsigned long request,
+		      struct ifreq *ifr);
+/* d->mtu from the interface (d->fd open). */
+int bipfw_dgram_mtu(struct bipfw_dgram *d);
+
+/* Before the class opens its sockets: the wire's name, the job's tag
+ * (derived from its secret, so the secret never travels) and no socket. */
+void bipfw_dgram_init(struct bipfw_dgram *d, const char *wire,
+		      const struct bipfw_wire_params *p);
+
+/* Once fd, mtu, batch and gso are set (afd opened and bound too): packets
+ * of at most payload bytes of data, the per-peer table, the batches, and
+ * the answerer's thread. */
+int bipfw_dgram_start(struct bipfw_dgram *d, size_t payload);
+
+/* Socket buffers sized for the worst case (root may go beyond the system
+ * limits): a full receive buffer is what makes a fast sender's datagrams
+ * vanish at a slow receiver. */
+void bipfw_dgram_sockbuf(int fd, size_t bytes);
+
+/* Stops the answerer, closes the sockets, frees d (the class's state). */
+void bipfw_dgram_close(void *ctx);
+
+/* Data per packet. */
+size_t bipfw_dgram_chunk(void *ctx);
+
+struct bip_pkt_hdr *bipfw_dgram_reserve(void *ctx, int peer, size_t len);
+void bipfw_dgram_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
+			size_t len);
+void bipfw_dgram_flush(void *ctx);
+int bipfw_dgram_peek(void *ctx, const struct bip_pkt_hdr **hdr,
+		     const void **payload, size_t *avail);
+void bipfw_dgram_release(void *ctx);
+int bipfw_dgram_peer_state(void *ctx, int peer);
+void bipfw_dgram_ping(void *ctx, int peer);
+uint64_t bipfw_dgram_answered_at(void *ctx, int peer);
+void bipfw_dgram_wait(void *ctx, unsigned timeout_us);
+int bipfw_dgram_wait_fd(void *ctx);
+
+/* Bytes from the network, judged purely (the fuzzer's entry points). */
+
+/* What one received datagram of len bytes is: a BIP packet for node self
+ * after the outer header (at least a whole packet header), one for
+ * another process (a packet socket sees its host's frames), a peer's
+ * liveness answer (its node in *node_p), another job's, or malformed. */
+enum bipfw_dgram_kind {
+	BIPFW_DGRAM_PACKET,
+	BIPFW_DGRAM_OTHER,
+	BIPFW_DGRAM_ALIVE,
+	BIPFW_DGRAM_FOREIGN,
+	BIPFW_DGRAM_BAD,
+	BIPFW_DGRAM_NKINDS
+};
+enum bipfw_dgram_kind bipfw_dgram_classify(const void *buf, size_t len,
+					   uint64_t tag, int self, int nnodes,
+					   uint32_t *node_p);
+
+/* The segment size of a received message of len bytes: a coalesced run
+ * (UDP GRO) says it in its control data, in (0, len); else len. */
+size_t bipfw_dgram_seg_size(const struct msghdr *h, size_t len);
+
+#endif
