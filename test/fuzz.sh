@@ -23,7 +23,8 @@ CC=${FUZZ_CC:-clang}
 fw="$s/firmware/checksum.c $s/firmware/reliable.c $s/firmware/hostif.c
 	$s/firmware/rx.c $s/firmware/tx.c $s/firmware/nic.c
 	$s/firmware/ports.c $s/firmware/siphash.c $s/firmware/wire/shm.c
-	$s/firmware/wire/dgram.c $s/firmware/wire/udp.c $s/common/log.c
+	$s/firmware/wire/dgram.c $s/firmware/wire/udp.c
+	$s/firmware/wire/eth.c $s/common/log.c
 	$s/common/errno.c
 	$s/common/knob.c"
 bip="$s/bip/endpoint.c $s/bip/knobs.c $s/bip/msg.c $s/bip/init.c

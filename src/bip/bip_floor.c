@@ -5,14 +5,17 @@
  * between processes: a pipelined two-copy ring and single-copy cross-memory
  * attach. Prints "name bytes value" rows; medians throughout.
  *
- * Between hosts, the floor of the udp wire: "bip_floor -e PORT" echoes
- * datagrams on one host, "bip_floor -u ADDR:PORT" times 8-byte ping-pongs
- * against it from another, both busy-polling (the least a udp message
- * costs there).
+ * Between hosts, the floors of the network wires: "bip_floor -e PORT"
+ * echoes udp datagrams on one host, "bip_floor -u ADDR:PORT" times 8-byte
+ * ping-pongs against it from another; -f IFACE and -F IFACE do the same
+ * with raw Ethernet frames (root). Both sides busy-poll: the least a
+ * message costs on that wire.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -193,87 +196,123 @@ static double cma_floor(size_t len, uint8_t *src, uint8_t *dst)
 	return median(v, SAMPLES);
 }
 
-enum { UDP_WARM = 1000, UDP_TRIPS = 1001 };
+enum { NET_WARM = 1000, NET_TRIPS = 1001 };
+#define FLOOR_ETHERTYPE 0x88b6 /* local experimental, not BIP's own */
+
+/* An address of either network floor. */
+union net_addr {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_ll ll;
+};
 
 /* A blocking-free datagram receive: spins, as a busy-polling MPI does. */
-static ssize_t udp_spin_recv(int fd, void *buf, size_t len,
-			     struct sockaddr_in *from)
+static ssize_t spin_recv(int fd, void *buf, size_t len, union net_addr *from)
 {
 	socklen_t flen = sizeof(*from);
 	ssize_t n;
 
-	while ((n = recvfrom(fd, buf, len, MSG_DONTWAIT, (void *)from,
-			     &flen)) < 0 &&
+	while ((n = recvfrom(fd, buf, len, MSG_DONTWAIT, &from->sa, &flen)) <
+		       0 &&
 	       (errno == EAGAIN || errno == EINTR))
 		;
 	return n;
 }
 
-static int udp_socket(uint16_t port)
+/* "-e PORT" / "-u ADDR:PORT": a udp socket on PORT (0: any), and the echo's
+ * address. "-f IFACE" / "-F IFACE": a packet socket of an experimental
+ * EtherType on IFACE (CAP_NET_RAW), the echo found by a broadcast. */
+static int net_socket(char mode, const char *arg, union net_addr *to,
+		      socklen_t *alen)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_port = htons(port) };
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	char addr[INET_ADDRSTRLEN];
+	unsigned port = 0;
+	union net_addr me;
+	int fd;
 
-	if (fd < 0 || bind(fd, (void *)&a, sizeof(a)) < 0) {
-		perror("bip_floor: udp socket");
+	memset(to, 0, sizeof(*to));
+	if (mode == 'f' || mode == 'F') {
+		to->ll = (struct sockaddr_ll){
+			.sll_family = AF_PACKET,
+			.sll_protocol = htons(FLOOR_ETHERTYPE),
+			.sll_ifindex = (int)if_nametoindex(arg),
+			.sll_halen = 6,
+			.sll_addr = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+		};
+		*alen = sizeof(to->ll);
+		fd = socket(AF_PACKET, SOCK_DGRAM, htons(FLOOR_ETHERTYPE));
+	} else {
+		if (mode == 'e' ? sscanf(arg, "%u", &port) != 1
+				: sscanf(arg, "%15[0-9.]:%u", addr, &port) != 2 ||
+					  inet_pton(AF_INET, addr,
+						    &to->in.sin_addr) != 1 ||
+					  !port) {
+			fprintf(stderr, "bip_floor: -%c: bad address %s\n",
+				mode, arg);
+			exit(2);
+		}
+		to->in.sin_family = AF_INET;
+		to->in.sin_port = htons((uint16_t)port);
+		*alen = sizeof(to->in);
+		fd = socket(AF_INET, SOCK_DGRAM, 0);
+	}
+	/* The pinger's udp socket: any address, any port. */
+	me = *to;
+	if (mode == 'u')
+		me.in = (struct sockaddr_in){ .sin_family = AF_INET };
+	if (fd < 0 || bind(fd, &me.sa, *alen) < 0) {
+		perror("bip_floor: socket");
 		exit(1);
 	}
 	return fd;
 }
 
-/* -e PORT: answer every datagram with itself, until the pinger is done. */
-static int udp_echo(uint16_t port)
+/* -e, -f: answer every datagram with itself, until the pinger is done. */
+static int net_echo(char mode, const char *arg)
 {
-	int fd = udp_socket(port);
+	union net_addr me, from;
+	socklen_t alen;
+	int fd = net_socket(mode, arg, &me, &alen);
 	char buf[64];
 
-	for (int i = 0; i < UDP_WARM + UDP_TRIPS; i++) {
-		struct sockaddr_in from;
-		ssize_t n = udp_spin_recv(fd, buf, sizeof(buf), &from);
+	for (int i = 0; i < NET_WARM + NET_TRIPS; i++) {
+		ssize_t n = spin_recv(fd, buf, sizeof(buf), &from);
 
-		if (n < 0 || sendto(fd, buf, (size_t)n, 0, (void *)&from,
-				    sizeof(from)) != n) {
-			perror("bip_floor: udp echo");
+		if (n < 0 ||
+		    sendto(fd, buf, (size_t)n, 0, &from.sa, alen) != n) {
+			perror("bip_floor: echo");
 			return 1;
 		}
 	}
 	return 0;
 }
 
-/* -u ADDR:PORT: 8-byte round trips against an echo, one-way median. */
-static int udp_ping(const char *where)
+/* -u, -F: 8-byte round trips against an echo, one-way median (a frame
+ * carries 46 bytes at least: Ethernet's minimum). */
+static int net_ping(char mode, const char *arg)
 {
-	static double v[UDP_TRIPS];
-	struct sockaddr_in to = { .sin_family = AF_INET }, from;
-	char addr[INET_ADDRSTRLEN];
-	unsigned port;
-	uint64_t msg = 0;
-	int fd;
+	static double v[NET_TRIPS];
+	union net_addr to, from;
+	socklen_t alen;
+	int fd = net_socket(mode, arg, &to, &alen);
+	size_t len = mode == 'F' ? 46 : 8;
+	uint8_t msg[64] = { 0 };
 
-	if (sscanf(where, "%15[0-9.]:%u", addr, &port) != 2 || !port ||
-	    port > 65535 || inet_pton(AF_INET, addr, &to.sin_addr) != 1) {
-		fprintf(stderr, "bip_floor: -u wants IPV4:PORT, not %s\n",
-			where);
-		return 2;
-	}
-	to.sin_port = htons((uint16_t)port);
-	fd = udp_socket(0);
-	for (int i = 0; i < UDP_WARM + UDP_TRIPS; i++) {
+	for (int i = 0; i < NET_WARM + NET_TRIPS; i++) {
 		double t0 = now_us();
 
-		msg++;
-		if (sendto(fd, &msg, sizeof(msg), 0, (void *)&to,
-			   sizeof(to)) != sizeof(msg) ||
-		    udp_spin_recv(fd, &msg, sizeof(msg), &from) !=
-			    sizeof(msg)) {
-			perror("bip_floor: udp ping");
+		if (sendto(fd, msg, len, 0, &to.sa, alen) != (ssize_t)len ||
+		    spin_recv(fd, msg, sizeof(msg), &from) < 8) {
+			perror("bip_floor: ping");
 			return 1;
 		}
-		if (i >= UDP_WARM)
-			v[i - UDP_WARM] = (now_us() - t0) / 2;
+		if (mode == 'F') /* the echo found: talk to it alone */
+			memcpy(to.ll.sll_addr, from.ll.sll_addr, 6);
+		if (i >= NET_WARM)
+			v[i - NET_WARM] = (now_us() - t0) / 2;
 	}
-	printf("udp_oneway_usec 8 %.3f\n", median(v, UDP_TRIPS));
+	printf("%s_oneway_usec 8 %.3f\n", mode == 'F' ? "frame" : "udp",
+	       median(v, NET_TRIPS));
 	return 0;
 }
 
@@ -283,12 +322,15 @@ int main(int argc, char **argv)
 	struct shared *sh;
 	uint8_t *src, *dst;
 
-	if (argc == 3 && strcmp(argv[1], "-e") == 0)
-		return udp_echo((uint16_t)atoi(argv[2]));
-	if (argc == 3 && strcmp(argv[1], "-u") == 0)
-		return udp_ping(argv[2]);
+	if (argc == 3 && argv[1][0] == '-' && strchr("ef", argv[1][1]) &&
+	    !argv[1][2])
+		return net_echo(argv[1][1], argv[2]);
+	if (argc == 3 && argv[1][0] == '-' && strchr("uF", argv[1][1]) &&
+	    !argv[1][2])
+		return net_ping(argv[1][1], argv[2]);
 	if (argc > 1) {
-		fprintf(stderr, "usage: bip_floor [-e PORT | -u IPV4:PORT]\n");
+		fprintf(stderr, "usage: bip_floor [-e PORT | -u IPV4:PORT | "
+				"-f IFACE | -F IFACE]\n");
 		return 2;
 	}
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,

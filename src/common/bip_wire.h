@@ -119,10 +119,17 @@ _Static_assert(offsetof(struct bip_pkt_hdr, inline_data) == 24 &&
 
 struct bip_outer_hdr {
 	uint32_t magic; /* 0: BIP_OUTER_* */
-	uint32_t node;  /* 4: PROBE, ALIVE: the sender's node; else 0 */
+	uint32_t node;  /* 4: PROBE, ALIVE: the sender's node; a packet:
+			 * its destination's (hosts' processes share
+			 * packet sockets' frames) */
 	uint64_t tag;   /* 8: the job's network tag */
 };
 
 _Static_assert(sizeof(struct bip_outer_hdr) == 16, "outer header is 16 bytes");
+
+/* The eth wire's EtherTypes (IEEE 802's local experimental ones): packets,
+ * and liveness probes to a process's answering thread. */
+#define BIP_ETHERTYPE 0x88b5
+#define BIP_ETHERTYPE_LIVE 0x88b6
 
 #endif

@@ -9,11 +9,14 @@
 
 #include "log.h"
 #include "nic.h"
+#include "wire/eth.h"
 #include "wire/shm.h"
 #include "wire/udp.h"
 
+/* In order of preference: a peer goes by the first that reaches it. */
 const struct bipfw_wire_class *const bipfw_wire_classes[] = {
 	&bipfw_shm_class,
+	&bipfw_eth_class,
 	&bipfw_udp_class,
 	NULL,
 };
@@ -21,7 +24,8 @@ const struct bipfw_wire_class *const bipfw_wire_classes[] = {
 #define NCLASSES (sizeof(bipfw_wire_classes) / sizeof(bipfw_wire_classes[0]) - 1)
 
 /* BIP_WIRE's choices: auto, then every class in table order. */
-static const char *const wire_choices[] = { "auto", "shm", "udp", NULL };
+static const char *const wire_choices[] = { "auto", "shm", "eth", "udp",
+					    NULL };
 
 _Static_assert(sizeof(wire_choices) / sizeof(wire_choices[0]) == NCLASSES + 2,
 	       "BIP_WIRE lists every wire class");
@@ -31,9 +35,10 @@ struct port_knobs {
 };
 
 static const struct bip_knob_def knobs[] = {
-	{ { "BIP_WIRE", "auto|shm|udp", "auto",
+	{ { "BIP_WIRE", "auto|shm|eth|udp", "auto",
 	    "The wire every peer must use. auto: shm for peers on this host, "
-	    "udp for the others." },
+	    "eth for the others when BIP_ETH_IFACE names an interface and "
+	    "packet sockets are allowed (CAP_NET_RAW), else udp." },
 	  BIP_KNOB_CHOICE, 0, 0, wire_choices,
 	  BIP_KNOB_UINT(struct port_knobs, wire) },
 };
@@ -85,6 +90,9 @@ int bipfw_wires_open(struct bipfw *fw, const struct bipfw_wire_params *params)
 		if (!class_needed(fw, i, p))
 			continue;
 		rc = cls->open(p, &ctx);
+		/* Not configured or not allowed here: the next one serves. */
+		if (rc == -BIP_EWIRE && !fw->forced)
+			continue;
 		if (rc) {
 			bip_err("cannot open the %s wire: %s", cls->name,
 				bip_strerror(rc));

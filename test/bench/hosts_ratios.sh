@@ -2,14 +2,15 @@
 # hosts_ratios.sh PREFIX BUILDDIR - between two hosts (network namespaces
 # on this machine, as the multi-host tests make them: test/netmod/netns.sh)
 # the OSU-style benchmark (test/bench/mpi_bench.c, 1 rank per host) over
-# our MPI (the udp wire) and, when installed, over Debian's MPICH on TCP
-# (UCX_TLS=tcp) and Open MPI on TCP (--mca btl self,tcp), plus the udp
-# ping-pong floor (bip_floor -e/-u) and our bandwidth with 1 % of the
-# frames lost (nftables on the bridge). ROUNDS rounds (default 5), each
-# running every party once in turn; medians per size; ratios.
-# Goals: 8 B latency <= 0.6 x the best TCP peer and <= 1.5 x the udp floor;
-# 4 MiB bandwidth >= 1.0 x the best TCP peer; with 1 % loss >= 0.5 x
-# lossless. MTU (default 1500) sets the veths' MTU. Needs root.
+# our MPI on each network wire (udp; eth: raw frames) and, when installed,
+# over Debian's MPICH on TCP (UCX_TLS=tcp) and Open MPI on TCP (--mca btl
+# self,tcp), plus each wire's ping-pong floor (bip_floor -e/-u, -f/-F)
+# and our bandwidth with 1 % of the frames lost (nftables on the bridge).
+# ROUNDS rounds (default 5), each running every party once in turn;
+# medians per size; ratios. Goals: 8 B latency <= 0.6 x the best TCP peer
+# and <= 1.5 x the floor of the wire used; 4 MiB bandwidth >= 1.0 x the
+# best TCP peer; with 1 % loss >= 0.5 x lossless. MTU (default 1500) sets
+# the veths' MTU. Needs root.
 set -eu
 prefix=${1:?usage: hosts_ratios.sh PREFIX BUILDDIR}
 b=${2:?usage: hosts_ratios.sh PREFIX BUILDDIR}
@@ -25,7 +26,7 @@ h0=${NS_PREFIX}h0 h1=${NS_PREFIX}h1
 
 hosts_up 2 "${MTU:-1500}" || exit 1
 "$prefix/bin/mpicc" -O2 -o "$W/ours" "$here/mpi_bench.c"
-parties=ours
+parties="ours eth"
 if command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null &&
    mpicc.mpich -O2 -o "$W/mpich" "$here/mpi_bench.c" 2>/dev/null; then
 	parties="$parties mpich"
@@ -42,8 +43,11 @@ fi
 # run PARTY OUT: one benchmark run across the two hosts, bounded in time.
 run() {
 	case $1 in
-	ours|lossy)
-		set -- "$2" ip netns exec "$h0" "$MPIEXEC" -launcher ssh \
+	ours|lossy|eth)
+		eth=off
+		[ "$1" = eth ] && eth=eth0
+		set -- "$2" ip netns exec "$h0" env BIP_ETH_IFACE=$eth \
+			"$MPIEXEC" -launcher ssh \
 			-launcher-exec "$ssh_exec" -iface eth0 \
 			-hosts "$h0,$h1" -n 2 "$W/ours" "$max" ;;
 	mpich)
@@ -67,6 +71,10 @@ while [ $i -lt "$rounds" ]; do
 	ip netns exec "$h1" "$b/bip_floor" -e 7777 &
 	sleep 0.2
 	ip netns exec "$h0" "$b/bip_floor" -u 10.77.0.2:7777 >"$W/floor.$i"
+	wait
+	ip netns exec "$h1" "$b/bip_floor" -f eth0 &
+	sleep 0.2
+	ip netns exec "$h0" "$b/bip_floor" -F eth0 >"$W/ffloor.$i"
 	wait
 	for p in $parties; do
 		run "$p" "$W/$p.$i"
@@ -96,11 +104,12 @@ for n in $(awk '{print $1}' "$W/ours.0"); do
 	printf '\n'
 done
 
-floor=$(for f in "$W"/floor.*; do awk '{print $3}' "$f"; done |
-	sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
+median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+floor=$(for f in "$W"/floor.*; do awk '{print $3}' "$f"; done | median)
+ffloor=$(for f in "$W"/ffloor.*; do awk '{print $3}' "$f"; done | median)
 best_lat= best_bw= best=
 for p in $parties; do
-	[ "$p" = ours ] && continue
+	case $p in ours|eth) continue ;; esac
 	l=$(med "$p" 8 2) w=$(med "$p" "$max" 3)
 	[ -n "$l" ] || continue
 	if [ -z "$best_lat" ] || awk -v a="$l" -v b="$best_lat" 'BEGIN {exit !(a < b)}'; then
@@ -111,13 +120,17 @@ for p in $parties; do
 	fi
 done
 lat=$(med ours 8 2) bw=$(med ours "$max" 3) lossy=$(med lossy "$max" 3)
-awk -v lat="$lat" -v fl="$floor" 'BEGIN {
-	printf "8 B latency: %.3f us; udp floor %.3f us: ratio %.2f (goal <= 1.5)\n", lat, fl, lat / fl }'
+elat=$(med eth 8 2) ebw=$(med eth "$max" 3)
+awk -v lat="$lat" -v fl="$floor" -v elat="$elat" -v ffl="$ffloor" 'BEGIN {
+	printf "8 B latency, udp: %.3f us; udp floor %.3f us: ratio %.2f (goal <= 1.5)\n", lat, fl, lat / fl
+	if (elat > 0 && ffl > 0)
+		printf "8 B latency, eth: %.3f us; frame floor %.3f us: ratio %.2f (goal <= 1.5)\n", elat, ffl, elat / ffl }'
 if [ -n "$best_lat" ]; then
-	awk -v lat="$lat" -v bl="$best_lat" -v who="$best" -v fl="$floor" 'BEGIN {
-		printf "8 B latency vs the best TCP peer (%s, %.3f us): ratio %.2f (goal <= 0.6); that peer is %.2f x the udp floor\n", who, bl, lat / bl, bl / fl }'
-	awk -v bw="$bw" -v bb="$best_bw" -v n="$max" 'BEGIN {
-		printf "%d B bandwidth: %.0f MB/s vs the best TCP peer %.0f MB/s: ratio %.2f (goal >= 1.0)\n", n, bw, bb, bw / bb }'
+	awk -v lat="$lat" -v elat="$elat" -v bl="$best_lat" -v who="$best" \
+	    -v fl="$floor" -v ffl="$ffloor" 'BEGIN {
+		printf "8 B latency vs the best TCP peer (%s, %.3f us): udp %.2f, eth %.2f (goal <= 0.6); that peer is %.2f x the udp floor, %.2f x the frame floor\n", who, bl, lat / bl, elat / bl, bl / fl, bl / ffl }'
+	awk -v bw="$bw" -v ebw="$ebw" -v bb="$best_bw" -v n="$max" 'BEGIN {
+		printf "%d B bandwidth: udp %.0f, eth %.0f MB/s vs the best TCP peer %.0f MB/s: ratios %.2f, %.2f (goal >= 1.0)\n", n, bw, ebw, bb, bw / bb, ebw / bb }'
 fi
 [ -z "$lossy" ] ||
 	awk -v bw="$bw" -v l="$lossy" -v n="$max" 'BEGIN {

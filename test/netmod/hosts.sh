@@ -40,20 +40,7 @@ expect "intact" "ring, BIP_UDP_GSO=off"
 ! echo "$out" | grep -q "segmented runs [1-9]" ||
 	{ echo "FAILED: segmented runs with BIP_UDP_GSO=off"; exit 1; }
 
-# A rank on another host dies (ends, closing nothing) while its peer only
-# waits to receive from it: nothing is in flight to it, so it is found by its
-# silence (no packet, no probe answer) within BIP_PEER_TIMEOUT_MS, and
-# the error names its pid and host.
-run "$MPICC" -O2 -o "$W/faults" "$top_srcdir/test/netmod/faults.c"
-echo "+ mpiexec -disable-auto-cleanup -n 2 faults dead-recv (across hosts)"
-# shellcheck disable=SC2046 # the launcher's words, no spaces inside
-out=$(BIP_PEER_TIMEOUT_MS=1000 timeout 60 $(hosts_mpiexec) \
-	-hosts "${NS_PREFIX}h0,${NS_PREFIX}h1" -n 2 -disable-auto-cleanup \
-	"$W/faults" dead-recv 2>&1)
-echo "$out"
-pid=$(echo "$out" | sed -n 's/^rank 1: pid \([0-9]*\) dies$/\1/p')
-expect "Rank 1 (pid $pid on host .*) died or stopped answering (BIP wire udp)" \
-	"a dead rank on another host, with nothing in flight to it"
+hosts_dead_recv udp
 
 # Loss and duplication (BIP's own, seeded: replayable) between hosts: the
 # results are the same, and the counters show the resends.

@@ -77,6 +77,23 @@ hosts_mpiexec() {
 	     "-launcher-exec $top_srcdir/test/netmod/netns_ssh -iface eth0"
 }
 
+# hosts_dead_recv WIRE: rank 1, on the second host, dies (ends, closing
+# nothing) while rank 0 only waits to receive from it: nothing is in
+# flight to it, so it is found by its silence (no packet, no probe answer)
+# within BIP_PEER_TIMEOUT_MS, and the error names its pid, host and WIRE.
+hosts_dead_recv() {
+	run "$MPICC" -O2 -o "$W/faults" "$top_srcdir/test/netmod/faults.c"
+	echo "+ mpiexec -disable-auto-cleanup -n 2 faults dead-recv (across hosts)"
+	# shellcheck disable=SC2046 # the launcher's words, no spaces inside
+	out=$(BIP_PEER_TIMEOUT_MS=1000 timeout 60 $(hosts_mpiexec) \
+		-hosts "${NS_PREFIX}h0,${NS_PREFIX}h1" -n 2 \
+		-disable-auto-cleanup "$W/faults" dead-recv 2>&1)
+	echo "$out"
+	pid=$(echo "$out" | sed -n 's/^rank 1: pid \([0-9]*\) dies$/\1/p')
+	expect "Rank 1 (pid $pid on host .*) died or stopped answering (BIP wire $1)" \
+		"a dead rank on another host ($1), with nothing in flight to it"
+}
+
 # hosts_run SPEC N PROG ARGS...: mpiexec -n N across the hosts, SPEC a
 # Hydra host list of host numbers ("0,1", "0:2,1:2"); output in $out.
 hosts_run() {

@@ -176,7 +176,7 @@ static void *answer(void *arg)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return NULL; /* shut down */
+			return NULL; /* closed under it */
 		if ((size_t)n != sizeof(o) || o.magic != BIP_OUTER_PROBE ||
 		    o.tag != d->tag)
 			continue;
@@ -251,8 +251,10 @@ void bipfw_dgram_close(void *ctx)
 	if (!d)
 		return;
 	if (d->answering) {
-		/* Wakes its recvfrom with 0. */
-		(void)shutdown(d->afd, SHUT_RDWR);
+		/* It holds nothing but its socket, and waits in recvfrom, a
+		 * cancellation point (shutdown does not wake a packet
+		 * socket's). */
+		pthread_cancel(d->answerer);
 		pthread_join(d->answerer, NULL);
 	}
 	if (d->afd >= 0)
