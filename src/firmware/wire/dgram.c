@@ -267,6 +267,19 @@ void bipfw_dgram_close(void *ctx)
 	free(d);
 }
 
+int bipfw_dgram_probe_open(int (*open)(const struct bipfw_wire_params *,
+				       void **),
+			   size_t packet_size, void **ctx_p)
+{
+	static struct bipfw_counters cnt;
+	const struct bipfw_wire_params p = { .nnodes = 1, .secret = 1,
+					     .packet_size = packet_size,
+					     .cnt = &cnt };
+
+	*ctx_p = NULL;
+	return open(&p, ctx_p);
+}
+
 size_t bipfw_dgram_chunk(void *ctx)
 {
 	return ((struct bipfw_dgram *)ctx)->bufsize - OUTER - HDR;

@@ -128,6 +128,24 @@ uint64_t bipfw_dgram_answered_at(void *ctx, int peer);
 void bipfw_dgram_wait(void *ctx, unsigned timeout_us);
 int bipfw_dgram_wait_fd(void *ctx);
 
+/* The class members every network wire shares, for its class's
+ * initializer (the class adds name, knobs, open, card, connect, probe). */
+#define BIPFW_DGRAM_OPS                                                        \
+	.flags = BIPFW_WIRE_LOSSY, .scope = BIPFW_SCOPE_NETWORK,               \
+	.close = bipfw_dgram_close, .chunk = bipfw_dgram_chunk,                \
+	.reserve = bipfw_dgram_reserve, .commit = bipfw_dgram_commit,          \
+	.flush = bipfw_dgram_flush, .peek = bipfw_dgram_peek,                  \
+	.release = bipfw_dgram_release, .peer_state = bipfw_dgram_peer_state,  \
+	.ping = bipfw_dgram_ping, .answered_at = bipfw_dgram_answered_at,      \
+	.wait = bipfw_dgram_wait, .wait_fd = bipfw_dgram_wait_fd
+
+/* bip_info's look at a wire: open it for a job of one node; 0 and the
+ * class's state in *ctx_p (to describe, then bipfw_dgram_close), or the
+ * code. */
+int bipfw_dgram_probe_open(int (*open)(const struct bipfw_wire_params *,
+				       void **),
+			   size_t packet_size, void **ctx_p);
+
 /* Bytes from the network, judged purely (the fuzzer's entry points). */
 
 /* What one received datagram of len bytes is: a BIP packet for node self

@@ -202,12 +202,8 @@ static int eth_connect(void *ctx, int peer, const char *card)
 
 static int eth_probe(size_t packet_size, char *state, size_t len)
 {
-	struct bipfw_counters cnt;
-	struct bipfw_wire_params p = { .nnodes = 1, .secret = 1,
-				       .packet_size = packet_size,
-				       .cnt = &cnt };
-	void *ctx = NULL;
-	int rc = eth_open(&p, &ctx);
+	void *ctx;
+	int rc = bipfw_dgram_probe_open(eth_open, packet_size, &ctx);
 	struct eth *e = ctx;
 	char card[64];
 
@@ -230,23 +226,10 @@ static int eth_probe(size_t packet_size, char *state, size_t len)
 
 const struct bipfw_wire_class bipfw_eth_class = {
 	.name = "eth",
-	.flags = BIPFW_WIRE_LOSSY,
-	.scope = BIPFW_SCOPE_NETWORK,
 	.knobs = &eth_knobs,
 	.open = eth_open,
-	.close = bipfw_dgram_close,
 	.card = eth_card,
 	.connect = eth_connect,
-	.chunk = bipfw_dgram_chunk,
-	.reserve = bipfw_dgram_reserve,
-	.commit = bipfw_dgram_commit,
-	.flush = bipfw_dgram_flush,
-	.peek = bipfw_dgram_peek,
-	.release = bipfw_dgram_release,
-	.peer_state = bipfw_dgram_peer_state,
-	.ping = bipfw_dgram_ping,
-	.answered_at = bipfw_dgram_answered_at,
-	.wait = bipfw_dgram_wait,
-	.wait_fd = bipfw_dgram_wait_fd,
 	.probe = eth_probe,
+	BIPFW_DGRAM_OPS,
 };
