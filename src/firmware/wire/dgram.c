@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -145,7 +146,7 @@ void bipfw_dgram_init(struct bipfw_dgram *d, const char *wire,
 
 	d->p = *p;
 	d->wire = wire;
-	d->fd = d->afd = -1;
+	d->fd = d->afd = d->stopfd = -1;
 	d->batch = BIPFW_DGRAM_BATCH;
 	d->tag = bipfw_siphash((const uint64_t[2]){ p->secret, p->job_key },
 			       what, sizeof(what));
@@ -161,22 +162,28 @@ void bipfw_dgram_sockbuf(int fd, size_t bytes)
 		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
 }
 
-/* The answerer: ALIVE for every PROBE of this job, until shutdown. It
- * touches nothing but its socket and values fixed at start. */
+/* The answerer: ALIVE for every PROBE of this job, until its stop event.
+ * It touches nothing but its sockets and values fixed at start. (Neither
+ * shutdown, which does not wake a packet socket, nor cancellation, which
+ * ASan cannot follow, stops it.) */
 static void *answer(void *arg)
 {
 	const struct bipfw_dgram *d = arg;
 
 	for (;;) {
+		struct pollfd pfd[2] = { { .fd = d->afd, .events = POLLIN },
+					 { .fd = d->stopfd, .events = POLLIN } };
 		struct bip_outer_hdr o;
 		union bipfw_dgram_addr from;
 		socklen_t flen = sizeof(from);
-		ssize_t n = recvfrom(d->afd, &o, sizeof(o), 0, &from.sa, &flen);
+		ssize_t n;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return NULL; /* closed under it */
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			return NULL;
+		if (pfd[1].revents)
+			return NULL;
+		n = recvfrom(d->afd, &o, sizeof(o), MSG_DONTWAIT, &from.sa,
+			     &flen);
 		if ((size_t)n != sizeof(o) || o.magic != BIP_OUTER_PROBE ||
 		    o.tag != d->tag)
 			continue;
@@ -221,6 +228,7 @@ static void batch_free(struct bipfw_dgram_batch *b)
 
 int bipfw_dgram_start(struct bipfw_dgram *d, size_t payload)
 {
+	size_t stride;
 	int rc;
 
 	if (payload > d->p.packet_size)
@@ -229,12 +237,20 @@ int bipfw_dgram_start(struct bipfw_dgram *d, size_t payload)
 	d->peers = calloc((size_t)d->p.nnodes, sizeof(*d->peers));
 	if (!d->peers)
 		return -BIP_ENOMEM;
-	rc = batch_init(&d->tx, d->batch, d->bufsize);
+	/* Buffers start on cache lines: headers are read and written in
+	 * place. */
+	stride = (d->bufsize + 63) & ~(size_t)63;
+	rc = batch_init(&d->tx, d->batch, stride);
 	if (!rc)
 		rc = batch_init(&d->rx, d->batch,
-				d->gso ? BIPFW_DGRAM_GRO_BUF : d->bufsize);
+				d->gso ? BIPFW_DGRAM_GRO_BUF : stride);
 	if (rc)
 		return rc;
+	d->stopfd = eventfd(0, EFD_CLOEXEC);
+	if (d->stopfd < 0) {
+		bip_err("%s wire: eventfd: %s", d->wire, strerror(errno));
+		return -BIP_ESYS;
+	}
 	rc = pthread_create(&d->answerer, NULL, answer, d);
 	if (rc) {
 		bip_err("%s wire: liveness thread: %s", d->wire, strerror(rc));
@@ -251,12 +267,11 @@ void bipfw_dgram_close(void *ctx)
 	if (!d)
 		return;
 	if (d->answering) {
-		/* It holds nothing but its socket, and waits in recvfrom, a
-		 * cancellation point (shutdown does not wake a packet
-		 * socket's). */
-		pthread_cancel(d->answerer);
+		(void)!write(d->stopfd, &(uint64_t){ 1 }, sizeof(uint64_t));
 		pthread_join(d->answerer, NULL);
 	}
+	if (d->stopfd >= 0)
+		close(d->stopfd);
 	if (d->afd >= 0)
 		close(d->afd);
 	if (d->fd >= 0)
@@ -384,7 +399,7 @@ struct bip_pkt_hdr *bipfw_dgram_reserve(void *ctx, int peer, size_t len)
 		if (b->n)
 			return NULL;
 	}
-	return (struct bip_pkt_hdr *)(b->buf + b->n * d->bufsize + OUTER);
+	return (struct bip_pkt_hdr *)(b->buf + b->n * b->bufsize + OUTER);
 }
 
 void bipfw_dgram_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,

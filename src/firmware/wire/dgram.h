@@ -64,7 +64,8 @@ struct bipfw_dgram {
 	struct bipfw_wire_params p;
 	const char *wire; /* "udp", "eth": for messages */
 	int fd;           /* the wire's socket, non-blocking */
-	int afd;          /* the answerer's socket, blocking */
+	int afd;          /* the answerer's socket */
+	int stopfd;       /* an event that stops its thread */
 	bool answering;   /* its thread runs */
 	pthread_t answerer;
 	/* The answerer replies to the prober's address as received, made a
