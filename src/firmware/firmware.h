@@ -98,7 +98,9 @@ struct bipfw_wire_class {
 		       size_t len);
 	/* Push out what commit batched; NULL if commit sends at once. */
 	void (*flush)(void *ctx);
-	int (*peek)(void *ctx, const struct bip_pkt_hdr **hdr,
+	/* The header may sit unaligned (a segment of a GRO run) and in
+	 * memory the sender can still write: copy it before reading. */
+	int (*peek)(void *ctx, const void **hdr,
 		    const void **payload, size_t *avail);
 	void (*release)(void *ctx);
 

@@ -458,7 +458,7 @@ static void handle_packet(struct bipfw *fw, const struct bip_pkt_hdr *h,
 static int rx_wire(struct bipfw *fw, unsigned wire, unsigned budget)
 {
 	const struct bipfw_port *w = &fw->wires[wire];
-	const struct bip_pkt_hdr *wh;
+	const void *wh;
 	struct bip_pkt_hdr h;
 	const void *payload;
 	size_t avail;
@@ -467,8 +467,8 @@ static int rx_wire(struct bipfw *fw, unsigned wire, unsigned budget)
 	while (n < budget &&
 	       w->cls->peek(w->ctx, &wh, &payload, &avail) == 0) {
 		/* Validate and use a private copy: the link's copy may be in
-		 * memory the sender can still write. */
-		h = *wh;
+		 * memory the sender can still write, and unaligned. */
+		memcpy(&h, wh, sizeof(h));
 		if (h.flags & BIP_PKTF_INLINE)
 			payload = h.inline_data;
 		if (packet_valid(fw, wire, &h, payload, avail))

@@ -226,7 +226,7 @@ void simwire_inject(struct simwire_net *net, int dst,
 	enqueue(&net->ports[dst], &p, false);
 }
 
-static int sim_peek(void *ctx, const struct bip_pkt_hdr **hdr,
+static int sim_peek(void *ctx, const void **hdr,
 		    const void **payload, size_t *avail)
 {
 	struct simport *me = ctx;

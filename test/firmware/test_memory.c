@@ -22,6 +22,19 @@
 #define LONG_LEN (64u << 10)
 #define TARGET_MIB 64
 
+/* ASan's redzones and quarantine swell the resident set (about 1.5x
+ * here): the target is checked in the plain build only. */
+#define RSS_TARGET 1
+#if defined(__SANITIZE_ADDRESS__) /* gcc */
+#undef RSS_TARGET
+#define RSS_TARGET 0
+#elif defined(__has_feature) /* clang */
+#if __has_feature(address_sanitizer)
+#undef RSS_TARGET
+#define RSS_TARGET 0
+#endif
+#endif
+
 static size_t rss_bytes(void)
 {
 	FILE *f = fopen("/proc/self/statm", "r");
@@ -198,8 +211,13 @@ int main(void)
 	       "(%.1f KiB per peer; target %d MiB)\n",
 	       PEERS, (after - before) / 1048576.0,
 	       (after - before) / 1024.0 / PEERS, TARGET_MIB);
-	CHECK(after - before <= (size_t)TARGET_MIB << 20,
-	      "%.1f MiB for %d peers", (after - before) / 1048576.0, PEERS);
+	if (RSS_TARGET)
+		CHECK(after - before <= (size_t)TARGET_MIB << 20,
+		      "%.1f MiB for %d peers", (after - before) / 1048576.0,
+		      PEERS);
+	else
+		printf("target not checked: the resident set of an "
+		       "AddressSanitizer build is not the program's\n");
 	bipfw_destroy(hub);
 	for (int k = 1; k <= PEERS; k++)
 		bipfw_destroy(leaves[k].fw);

@@ -499,7 +499,7 @@ static int current_dgram(struct bipfw_dgram *d)
 }
 
 /* The next datagram for us: others are counted and skipped here. */
-int bipfw_dgram_peek(void *ctx, const struct bip_pkt_hdr **hdr,
+int bipfw_dgram_peek(void *ctx, const void **hdr,
 		     const void **payload, size_t *avail)
 {
 	struct bipfw_dgram *d = ctx;
@@ -536,7 +536,7 @@ int bipfw_dgram_peek(void *ctx, const struct bip_pkt_hdr **hdr,
 		case BIPFW_DGRAM_PACKET:
 			break;
 		}
-		*hdr = (const struct bip_pkt_hdr *)(buf + OUTER);
+		*hdr = buf + OUTER;
 		*payload = buf + OUTER + HDR;
 		*avail = len - OUTER - HDR;
 		return 0;

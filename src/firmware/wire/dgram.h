@@ -120,7 +120,7 @@ struct bip_pkt_hdr *bipfw_dgram_reserve(void *ctx, int peer, size_t len);
 void bipfw_dgram_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
 			size_t len);
 void bipfw_dgram_flush(void *ctx);
-int bipfw_dgram_peek(void *ctx, const struct bip_pkt_hdr **hdr,
+int bipfw_dgram_peek(void *ctx, const void **hdr,
 		     const void **payload, size_t *avail);
 void bipfw_dgram_release(void *ctx);
 int bipfw_dgram_peer_state(void *ctx, int peer);

@@ -690,7 +690,7 @@ static bool ring_ready(struct bipfw_shm *shm, int src)
 
 /* Look at every inbound ring once, from rx_next on (round-robin). This is
  * the idle loop's hot path: no division, precomputed ring pointers. */
-static int shm_peek(void *ctx, const struct bip_pkt_hdr **hdr,
+static int shm_peek(void *ctx, const void **hdr,
 		    const void **payload, size_t *avail)
 {
 	struct bipfw_shm *shm = ctx;
@@ -702,7 +702,7 @@ static int shm_peek(void *ctx, const struct bip_pkt_hdr **hdr,
 		if (src == shm->p.node || !ring_ready(shm, src))
 			continue;
 		slot = next_slot(shm, src);
-		*hdr = (const struct bip_pkt_hdr *)slot;
+		*hdr = slot;
 		*payload = slot + sizeof(struct bip_pkt_hdr);
 		*avail = shm->p.packet_size; /* a slot holds a full packet */
 		shm->rx_cur = src;
