@@ -59,6 +59,8 @@ struct bip_open_params {
 	int host;         /* the host this node runs on, 0..nhosts-1, as the
 			   * launcher placed it (PMI's process mapping) */
 	int nhosts;       /* hosts in the job; 0 or 1: all on this host */
+	int local_nodes;  /* nodes on this host, this one included; 0: all
+			   * nnodes if nhosts <= 1, else unknown */
 };
 
 /* --- set-up ------------------------------------------------------------ */

@@ -606,11 +606,26 @@ static void run(int64_t deadline, int timeout_s, const sigset_t *mask)
 	free(who);
 }
 
+/* PMI_process_mapping for n ranks on hosts <= n hosts, in blocks. */
+static void process_mapping(char *map, size_t len, int n, int hosts)
+{
+	int ppn = n / hosts, more = n % hosts;
+
+	if (!more)
+		snprintf(map, len, "(vector,(0,%d,%d))", hosts, ppn);
+	else
+		snprintf(map, len, "(vector,(0,%d,%d),(%d,%d,%d))", more,
+			 ppn + 1, more, hosts - more, ppn);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: bip_run -n N [-t SECONDS] [--] PROG [ARGS...]\n"
+		"usage: bip_run -n N [-H HOSTS] [-t SECONDS] [--] PROG [ARGS...]\n"
 		"  -n N        start N ranks of PROG on this node (1..%d)\n"
+		"  -H HOSTS    tell the ranks they run on HOSTS hosts, in blocks\n"
+		"              of consecutive ranks: peers on another \"host\"\n"
+		"              use a network wire (default 1)\n"
 		"  -t SECONDS  stop the job if it runs longer (exit %d)\n"
 		"  -h, --help  show this help\n",
 		MAX_RANKS, EXIT_TIMEOUT);
@@ -654,7 +669,7 @@ int main(int argc, char **argv)
 	struct timespec rt;
 	char map[64], secret[32];
 	int64_t deadline = 0;
-	int timeout_s = 0;
+	int timeout_s = 0, hosts = 1;
 	int status;
 	int c;
 
@@ -662,10 +677,13 @@ int main(int argc, char **argv)
 	job.n = 0;
 	opterr = 0;
 	/* '+': options end at PROG, so PROG's own options are left alone. */
-	while ((c = getopt_long(argc, argv, "+:n:t:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:n:H:t:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			job.n = (int)parse_num(optarg, 1, MAX_RANKS, "-n");
+			break;
+		case 'H':
+			hosts = (int)parse_num(optarg, 1, MAX_RANKS, "-H");
 			break;
 		case 't':
 			timeout_s = (int)parse_num(optarg, 1, 100000000, "-t");
@@ -685,6 +703,8 @@ int main(int argc, char **argv)
 		bad_usage("-n N is required");
 	if (optind >= argc)
 		bad_usage("no program to run");
+	if (hosts > job.n)
+		bad_usage("-H %d: more hosts than the %d ranks", hosts, job.n);
 
 	job.ranks = calloc((size_t)job.n, sizeof(*job.ranks));
 	if (!job.ranks) {
@@ -701,8 +721,10 @@ int main(int argc, char **argv)
 			 (unsigned long long)rt.tv_nsec / 1000);
 	snprintf(job.kvsname, sizeof(job.kvsname), "bip_%s", job.jobid);
 
-	/* MPICH reads this at init; everything runs on this one node. */
-	snprintf(map, sizeof(map), "(vector,(0,1,%d))", job.n);
+	/* MPICH and libbip read this at init. Everything runs here; with -H
+	 * the ranks are told otherwise, as Hydra fills hosts: the first
+	 * n % hosts hosts take one rank more. */
+	process_mapping(map, sizeof(map), job.n, hosts);
 	if (kv_put("PMI_process_mapping", map)) {
 		bip_err("out of memory");
 		return 1;

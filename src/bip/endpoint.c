@@ -53,6 +53,11 @@ int bip_open(const struct bip_open_params *params, bip_ep_t **ep_p)
 			params->host, params->nhosts);
 		return -BIP_EINVAL;
 	}
+	if (params->local_nodes < 0 || params->local_nodes > params->nnodes) {
+		bip_err("bip_open: %d nodes on this host, of %d in the job",
+			params->local_nodes, params->nnodes);
+		return -BIP_EINVAL;
+	}
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -BIP_ENOMEM;
@@ -83,6 +88,9 @@ int bip_open(const struct bip_open_params *params, bip_ep_t **ep_p)
 		.nnodes = ep->nnodes,
 		.host = ep->host,
 		.nhosts = ep->nhosts,
+		/* Unknown: every node may be here. */
+		.local_nodes = params->local_nodes ? params->local_nodes
+						   : ep->nnodes,
 		.job_key = ep->job_key,
 		.secret = params->secret,
 		.packet_size = ep->k.fw.packet_size,

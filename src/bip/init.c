@@ -75,6 +75,7 @@ static int job_secret(struct bip_pmi *pmi, uint64_t *secret_p)
  * a map, every node is taken to be on this host. */
 static int job_hosts(struct bip_pmi *pmi, struct bip_open_params *params)
 {
+	struct bip_pmi_place pl;
 	char map[1024];
 	int rc = bip_pmi_get_opt(pmi, "PMI_process_mapping", map, sizeof(map));
 
@@ -86,11 +87,13 @@ static int job_hosts(struct bip_pmi *pmi, struct bip_open_params *params)
 	}
 	if (rc)
 		return rc;
-	if (bip_pmi_map_host(map, params->node, params->nnodes, &params->host,
-			     &params->nhosts)) {
+	if (bip_pmi_map_place(map, params->node, params->nnodes, &pl)) {
 		bip_err("PMI: malformed process mapping \"%.80s\"", map);
 		return -BIP_EBOOT;
 	}
+	params->host = pl.host;
+	params->nhosts = pl.nhosts;
+	params->local_nodes = pl.local;
 	return 0;
 }
 

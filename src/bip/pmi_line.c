@@ -55,8 +55,20 @@ static bool map_block(const char **p, uint64_t size, uint64_t b[3])
 	return b[1] && b[2];
 }
 
-int bip_pmi_map_host(const char *map, int rank, int size, int *host,
-		     int *nhosts)
+/* The host of rank r (r below the ranks the blocks cover). */
+static uint64_t block_host(uint64_t blocks[][3], uint64_t r)
+{
+	for (int i = 0;; i++) {
+		uint64_t span = blocks[i][1] * blocks[i][2];
+
+		if (r < span)
+			return blocks[i][0] + r / blocks[i][2];
+		r -= span;
+	}
+}
+
+int bip_pmi_map_place(const char *map, int rank, int size,
+		      struct bip_pmi_place *pl)
 {
 	uint64_t blocks[BIP_PMI_MAP_BLOCKS][3], covered = 0, max_host = 0;
 	const char *p = map;
@@ -81,15 +93,11 @@ int bip_pmi_map_host(const char *map, int rank, int size, int *host,
 		return -1;
 	/* The blocks place ranks in order; a mapping shorter than the job
 	 * repeats (as MPICH reads it). Hosts are the ids it names. */
-	for (uint64_t r = (uint64_t)rank % covered, i = 0;; i++) {
-		uint64_t span = blocks[i][1] * blocks[i][2];
-
-		if (r < span) {
-			*host = (int)(blocks[i][0] + r / blocks[i][2]);
-			break;
-		}
-		r -= span;
-	}
-	*nhosts = (int)max_host + 1;
+	pl->host = (int)block_host(blocks, (uint64_t)rank % covered);
+	pl->nhosts = (int)max_host + 1;
+	pl->local = 0;
+	for (int r = 0; r < size; r++)
+		pl->local += block_host(blocks, (uint64_t)r % covered) ==
+			     (uint64_t)pl->host;
 	return 0;
 }

@@ -19,12 +19,19 @@ int bip_pmi_line_parse(char *line, struct bip_pmi_line *m);
 /* The value of key (after cmd), or NULL. */
 const char *bip_pmi_line_find(const struct bip_pmi_line *m, const char *key);
 
+/* Where a rank runs, by the launcher's process mapping. */
+struct bip_pmi_place {
+	int host;   /* its host, 0..nhosts-1 */
+	int nhosts; /* hosts of the job */
+	int local;  /* ranks on its host, itself included */
+};
+
 /* The launcher's process mapping (PMI_process_mapping), as Hydra and
  * bip_run write it: "(vector,(START,COUNT,PPN),...)", COUNT hosts from
- * START with PPN consecutive ranks each. Sets rank's host and the number of
- * hosts; 0, or -1 if the text is malformed or places ranks beyond size. */
+ * START with PPN consecutive ranks each. Places rank; 0, or -1 if the text
+ * is malformed or places ranks beyond size. */
 #define BIP_PMI_MAP_BLOCKS 64
-int bip_pmi_map_host(const char *map, int rank, int size, int *host,
-		     int *nhosts);
+int bip_pmi_map_place(const char *map, int rank, int size,
+		      struct bip_pmi_place *pl);
 
 #endif

@@ -205,6 +205,8 @@ int MPIDI_BIP_init_local(int *tag_bits)
 	struct bip_limits lim;
 	int rc, mpi_errno;
 
+	for (int r = 0; r < MPIR_Process.size; r++)
+		params.local_nodes += MPIR_Process.node_map[r] == params.host;
 	memset(g, 0, sizeof(*g));
 	g->self = MPIR_Process.rank;
 	mpi_errno = read_cvars(g);

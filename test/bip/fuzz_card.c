@@ -105,12 +105,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 3:
 		/* Every rank of a job of 7 lands on one of its hosts. */
 		for (int r = 0; r < 7; r++) {
-			int host = -1, nhosts = -1;
+			struct bip_pmi_place pl;
 
-			if (bip_pmi_map_host(text, r, 7, &host, &nhosts))
+			if (bip_pmi_map_place(text, r, 7, &pl))
 				break;
-			if (nhosts < 1 || nhosts > 7 || host < 0 ||
-			    host >= nhosts)
+			if (pl.nhosts < 1 || pl.nhosts > 7 || pl.host < 0 ||
+			    pl.host >= pl.nhosts || pl.local < 1 ||
+			    pl.local > 7)
 				abort();
 			pmi_maps += r == 0;
 		}

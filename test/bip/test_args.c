@@ -67,6 +67,12 @@ static void test_open_params(void)
 			(unsigned long long)s1, (unsigned long long)s2);
 		failures++;
 	}
+	/* More nodes on this host than in the job, or fewer than none. */
+	p = (struct bip_open_params){ .node = 0, .nnodes = 2, .job_key = 99,
+				      .secret = s1, .local_nodes = 3 };
+	EXPECT(bip_open(&p, &ep), -BIP_EINVAL);
+	p.local_nodes = -1;
+	EXPECT(bip_open(&p, &ep), -BIP_EINVAL);
 	/* A launcher removes what a job left: our own segment is linked
 	 * until the peer attaches, as if we had crashed before it did. */
 	EXPECT(bip_job_cleanup(0, 99, 2), -BIP_EINVAL);

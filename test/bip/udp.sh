@@ -4,7 +4,7 @@
 # packet size of a 1500-byte MTU and of the interface; then with BIP's own
 # seeded faults (loss and duplication of every packet type), where every
 # message must still arrive once, intact; a wrong interface is a clear
-# error, not a hang.
+# error, not a hang. Then a mixed job: shm and udp chosen per peer.
 . "$top_srcdir/test/bip/lib.sh"
 export BIP_WIRE=udp
 peers=$("$BIP_RUN" -n 3 -t 60 "$top_builddir/bip_info" -p) ||
@@ -36,4 +36,13 @@ err=$(BIP_UDP_IFACE=nosuch0 "$BIP_RUN" -n 2 -t 30 "$top_builddir/bip_info" -p 2>
 	{ echo "FAILED: BIP_UDP_IFACE=nosuch0 worked"; exit 1; }
 echo "$err" | grep -q 'BIP_UDP_IFACE=nosuch0: no interface' ||
 	{ echo "$err"; echo "FAILED: no clear error for a missing interface"; exit 1; }
+# A mixed job (bip_run -H: two "hosts" of two nodes): shm inside a host,
+# udp between them, by the launcher's map alone.
+peers=$(BIP_WIRE=auto "$BIP_RUN" -H 2 -n 4 -t 60 "$top_builddir/bip_info" -p) ||
+	{ echo "FAILED: bip_run -H 2 bip_info -p"; exit 1; }
+echo "$peers"
+[ "$(echo "$peers" | grep -c ': shm (same host)$')" -eq 4 ] &&
+[ "$(echo "$peers" | grep -c ': udp (another host)$')" -eq 8 ] ||
+	{ echo "FAILED: want 4 pairs on shm and 8 on udp"; exit 1; }
+BIP_WIRE=auto run "$BIP_RUN" -H 2 -n 4 -t 120 "$T/test_traffic" 300 5
 exit 0

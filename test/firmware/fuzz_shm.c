@@ -25,8 +25,8 @@
 #define SLOTS 4
 
 static const struct bipfw_wire_params params = {
-	.node = 0, .nnodes = 2, .job_key = KEY, .secret = SECRET,
-	.packet_size = PKT,
+	.node = 0, .nnodes = 2, .local_nodes = 2, .job_key = KEY,
+	.secret = SECRET, .packet_size = PKT,
 };
 
 /* Open with rings of SLOTS packets (the class reads its knobs). */

@@ -407,7 +407,8 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 		if (src != params->node)
 			shm->in[src] = ring_at(shm->self, params->node,
 					       ring_size, src);
-	if (n == 1) {
+	/* Alone on this host: no one will attach. */
+	if (params->local_nodes <= 1) {
 		shm_unlink(name);
 		shm->linked = false;
 	}
@@ -589,9 +590,10 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 	/* A pid can be reused once its process is gone; a pidfd names the
 	 * process itself. Kernels before 5.3 lack it: the pid then. */
 	pp->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)c.pid, 0);
-	/* Last to attach removes the name: a crash then leaves nothing. */
+	/* Last of the host's nodes to attach removes the name: a crash then
+	 * leaves nothing. */
 	if (atomic_fetch_add(&pp->seg->attached, 1) + 1 ==
-	    (uint32_t)shm->p.nnodes - 1)
+	    (uint32_t)shm->p.local_nodes - 1)
 		shm_unlink(name);
 	return 0;
 }
