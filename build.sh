@@ -25,11 +25,12 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # which the MPI benchmark compares against (libmpich-dev: its mpi.h, which
 # mpicc.mpich needs); clang with its sanitizer and libFuzzer runtimes
 # (libclang-rt-14-dev, only recommended by clang) for the fuzz harnesses;
-# iproute2 (ip) and nftables (frames lost on purpose) for the tests across
+# iproute2 (ip), nftables (frames lost on purpose) and ethtool (offloads
+# off on the links of the bad-network relay) for the tests across
 # hosts made of network namespaces.
 packages="build-essential autoconf automake libtool pkg-config gfortran
 	libhwloc-dev python3 patch ccache xz-utils mpich libmpich-dev
-	clang libclang-rt-14-dev iproute2 nftables"
+	clang libclang-rt-14-dev iproute2 nftables ethtool"
 
 install_packages() {
 	[ "${NO_APT:-0}" = 1 ] && return 0

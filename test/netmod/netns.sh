@@ -9,9 +9,11 @@
 
 NS_PREFIX=bip$$
 NS_HOSTS=""
+RELAY_PID=""
 trap 'hosts_down; rm -rf "$W"' EXIT
 
 hosts_down() {
+	hosts_relay_stop >/dev/null
 	for ns in $NS_HOSTS ${NS_PREFIX}br; do
 		# Only processes this test started live in its namespaces.
 		pids=$(ip netns pids "$ns" 2>/dev/null)
@@ -68,6 +70,44 @@ hosts_faults() {
 		echo "numgen random mod 100 < $2 dup to v$((1 - i)); }"
 		echo "}"
 	done | ip netns exec "$br" nft -f - 2>&1
+}
+
+# hosts_relay DROP DUP REORDER SEED: between 2 hosts, the relay (relay.c)
+# in place of the bridge, with its seeded faults, every offload off on the
+# links it joins. Fails with the reason.
+hosts_relay() {
+	br=${NS_PREFIX}br
+	hosts_relay_stop >/dev/null
+	command -v ethtool >/dev/null || { echo "no ethtool command"; return 1; }
+	for i in 0 1; do
+		ip -n "$br" link set v$i nomaster &&
+		ip netns exec "$br" ethtool -K v$i rx off tx off sg off \
+			gro off gso off tso off >/dev/null 2>&1 &&
+		ip netns exec "${NS_PREFIX}h$i" ethtool -K eth0 rx off tx off \
+			sg off gro off gso off tso off >/dev/null 2>&1 ||
+			{ echo "cannot turn the offloads of link $i off"; return 1; }
+	done
+	ip netns exec "$br" "$top_builddir/test/netmod/relay" v0 v1 "$@" \
+		>"$W/relay.log" 2>&1 &
+	RELAY_PID=$!
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		grep -q '^relay: v0' "$W/relay.log" && return 0
+		kill -0 "$RELAY_PID" 2>/dev/null || break
+		sleep 0.2
+	done
+	cat "$W/relay.log"
+	return 1
+}
+
+# hosts_relay_stop: the relay's account of what it did, in $relay.
+hosts_relay_stop() {
+	relay=""
+	[ -n "$RELAY_PID" ] || return 0
+	kill -TERM "$RELAY_PID" 2>/dev/null
+	wait "$RELAY_PID" 2>/dev/null
+	RELAY_PID=""
+	relay=$(cat "$W/relay.log")
+	echo "$relay"
 }
 
 # The mpiexec that launches across the hosts, started on the first one;
