@@ -7,6 +7,10 @@
  *   kill-after-init: node 1 is killed by SIGKILL (bip_run then ends the job).
  *   kill-before-init: node 1 is killed before it attaches anything.
  *   check-unlinked:  after bip_init no segment of the job is still named.
+ *   check-sparse:    (under bip_run -H) the segments this process maps hold
+ *                    pages for the rings of its host's nodes only: under a
+ *                    third of their size when a host has under a third of
+ *                    the nodes.
  *   close-timeout:   node 1 stops polling; node 0's bip_close, with sends
  *                    that node 1 never acknowledged, must say so (run with
  *                    a short BIP_CLOSE_TIMEOUT_MS).
@@ -15,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "bip.h"
@@ -40,6 +45,33 @@ static int named_segments(void)
 	return n;
 }
 
+/* Pages of the BIP segments this process maps, and how many exist (are in
+ * the page cache: tmpfs allocated them). */
+static void segment_pages(size_t *total, size_t *present)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	*total = *present = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		unsigned char *vec;
+
+		if (!strstr(line, "/dev/shm/bip-") ||
+		    sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+			continue;
+		vec = malloc((hi - lo) / page);
+		if (vec && mincore((void *)lo, hi - lo, vec) == 0)
+			for (size_t i = 0; i < (hi - lo) / page; i++)
+				*present += vec[i] & 1;
+		*total += (hi - lo) / page;
+		free(vec);
+	}
+	if (f)
+		fclose(f);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "die-after-init";
@@ -53,6 +85,16 @@ int main(int argc, char **argv)
 		raise(SIGKILL);
 	if ((rc = bip_init(&ep)))
 		return fail("bip_init", rc);
+	if (strcmp(mode, "check-sparse") == 0) {
+		size_t total, present;
+		int node = bip_node(ep);
+
+		segment_pages(&total, &present);
+		bip_close(ep);
+		printf("node %d: segments of %zu pages, %zu of them present\n",
+		       node, total, present);
+		return !total || !present || present * 3 >= total;
+	}
 	if (strcmp(mode, "check-unlinked") == 0) {
 		int n = named_segments();
 

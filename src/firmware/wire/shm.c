@@ -102,6 +102,7 @@ struct shm_peer {
 	int pidfd;           /* the peer's process, or -1: judged by its pid */
 	bool cma;
 	bool mapped;         /* seg is ours to unmap (not a test's memory) */
+	bool polled;         /* its ring in our segment is in srcs */
 };
 
 /* The class's knobs. */
@@ -135,8 +136,11 @@ struct bipfw_shm {
 	struct shm_peer *peers;
 	struct ring **in; /* our inbound rings, by source (NULL for self) */
 	uint64_t *tails;  /* consumer positions of our inbound rings */
-	int rx_next;      /* ring to look at first (round-robin) */
-	int rx_cur;       /* ring of the packet being processed */
+	int *srcs;        /* the peers attached: the rings worth a look */
+	int nsrcs;
+	int rx_next;      /* index in srcs to look at first (round-robin) */
+	int rx_cur;       /* index in srcs of the packet being processed */
+	int fd;           /* our segment, to reserve inbound rings in */
 	bool linked;      /* our name is still in /dev/shm */
 	int bellfd;       /* our bell socket (also rings the others), or -1 */
 	bool bell_bound;  /* it has our bell's name: poll() can sleep on it */
@@ -325,9 +329,13 @@ static int create_segment(struct bipfw_shm *shm, const char *name)
 		bip_err("cannot create /dev/shm%s: %s", name, strerror(errno));
 		return -BIP_ESYS;
 	}
-	/* Reserve the pages now: a full /dev/shm must be an error here, not a
-	 * SIGBUS at the first write into a sparse page. */
-	errno = posix_fallocate(fd, 0, (off_t)shm->size);
+	/* The segment has a ring for every node of the job but stays sparse:
+	 * only the header is reserved now, and a ring when a peer of this
+	 * host connects (reserve_ring), so rings of nodes on other hosts
+	 * cost nothing. A full /dev/shm is then an error, not a SIGBUS at the
+	 * first write into a sparse page. */
+	errno = ftruncate(fd, (off_t)shm->size) ? errno
+						: posix_fallocate(fd, 0, RING_OFF);
 	if (errno) {
 		bip_err("cannot size /dev/shm%s to %zu bytes: %s", name,
 			shm->size, strerror(errno));
@@ -337,7 +345,7 @@ static int create_segment(struct bipfw_shm *shm, const char *name)
 	}
 	shm->self = mmap(NULL, shm->size, PROT_READ | PROT_WRITE, MAP_SHARED,
 			 fd, 0);
-	close(fd);
+	shm->fd = fd;
 	if (shm->self == MAP_FAILED) {
 		shm->self = NULL;
 		bip_err("cannot map /dev/shm%s: %s", name, strerror(errno));
@@ -364,6 +372,7 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 	if (!shm)
 		return -BIP_ENOMEM;
 	shm->bellfd = -1;
+	shm->fd = -1;
 	shm->p = *params;
 	rc = bip_knob_table_load(&shm_knobs, &shm->k);
 	if (rc)
@@ -378,7 +387,8 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 	shm->peers = calloc((size_t)n, sizeof(*shm->peers));
 	shm->tails = calloc((size_t)n, sizeof(*shm->tails));
 	shm->in = calloc((size_t)n, sizeof(*shm->in));
-	if (!shm->peers || !shm->tails || !shm->in) {
+	shm->srcs = calloc((size_t)n, sizeof(*shm->srcs));
+	if (!shm->peers || !shm->tails || !shm->in || !shm->srcs) {
 		rc = -BIP_ENOMEM;
 		goto fail;
 	}
@@ -447,8 +457,9 @@ static bool cma_works(struct shm_peer *pp, uint64_t addr)
 	return magic == SEG_MAGIC;
 }
 
+/* Map a peer's segment; its file stays open in *fd_p. */
 static int map_peer(const char *name, int peer, void **seg_p,
-		    size_t *size_p)
+		    size_t *size_p, int *fd_p)
 {
 	struct stat st;
 	int fd;
@@ -479,11 +490,29 @@ static int map_peer(const char *name, int peer, void **seg_p,
 	}
 	*size_p = (size_t)st.st_size;
 	*seg_p = mmap(NULL, *size_p, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
 	if (*seg_p == MAP_FAILED) {
+		close(fd);
 		*seg_p = NULL;
 		bip_err("cannot map node %d's segment: %s", peer,
 			strerror(errno));
+		return -BIP_ESYS;
+	}
+	*fd_p = fd;
+	return 0;
+}
+
+/* Reserve the pages of ring in the segment mapped at seg from file fd:
+ * both ends do it for the ring between them before it is used, so
+ * neither takes a SIGBUS on a full /dev/shm. */
+static int reserve_ring(int fd, const void *seg, const struct ring *ring,
+			size_t ring_size, int peer)
+{
+	errno = posix_fallocate(fd, (off_t)((const uint8_t *)ring -
+					    (const uint8_t *)seg),
+				(off_t)ring_size);
+	if (errno) {
+		bip_err("no room in /dev/shm for the ring with node %d: %s",
+			peer, strerror(errno));
 		return -BIP_ESYS;
 	}
 	return 0;
@@ -514,6 +543,15 @@ static int seg_info_check(const struct bipfw_shm *shm, int peer, int pid,
 		return -BIP_ECARD;
 	}
 	return 0;
+}
+
+/* From now on, look at the ring from src in our segment. */
+static void poll_ring(struct bipfw_shm *shm, int src)
+{
+	if (!shm->peers[src].polled) {
+		shm->peers[src].polled = true;
+		shm->srcs[shm->nsrcs++] = src;
+	}
 }
 
 int bipfw_shm_attach(struct bipfw_shm *shm, int peer, int pid, void *seg,
@@ -562,7 +600,7 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 	char name[BIPFW_SHM_NAME_MAX];
 	void *seg;
 	size_t size;
-	int rc;
+	int rc, fd;
 
 	if (peer < 0 || peer >= shm->p.nnodes || peer == shm->p.node)
 		return -BIP_ENODE;
@@ -578,15 +616,25 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 		return -BIP_ECARD;
 	}
 	seg_path(shm, peer, name, sizeof(name));
-	rc = map_peer(name, peer, &seg, &size);
+	rc = map_peer(name, peer, &seg, &size, &fd);
 	if (rc)
 		return rc;
 	rc = bipfw_shm_attach(shm, peer, c.pid, seg, size);
+	if (!rc)
+		rc = reserve_ring(fd, seg, pp->out,
+				  ring_bytes(pp->slot_size, pp->nslots), peer);
+	if (!rc)
+		rc = reserve_ring(shm->fd, shm->self, shm->in[peer],
+				  ring_bytes(shm->slot_size, shm->k.ring_slots),
+				  peer);
+	close(fd);
 	if (rc) {
+		pp->seg = NULL;
 		munmap(seg, size);
 		return rc;
 	}
 	pp->mapped = true;
+	poll_ring(shm, peer);
 	/* A pid can be reused once its process is gone; a pidfd names the
 	 * process itself. Kernels before 5.3 lack it: the pid then. */
 	pp->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)c.pid, 0);
@@ -620,9 +668,12 @@ void bipfw_shm_close(struct bipfw_shm *shm)
 	}
 	if (shm->bellfd >= 0)
 		close(shm->bellfd);
+	if (shm->fd >= 0)
+		close(shm->fd);
 	free(shm->peers);
 	free(shm->in);
 	free(shm->tails);
+	free(shm->srcs);
 	free(shm);
 }
 
@@ -630,6 +681,7 @@ void *bipfw_shm_inbound(struct bipfw_shm *shm, int src, size_t *len_p)
 {
 	*len_p = ring_bytes(shm->slot_size, shm->k.ring_slots);
 	shm->tails[src] = 0;
+	poll_ring(shm, src);
 	return shm->in[src];
 }
 
@@ -690,24 +742,33 @@ static bool ring_ready(struct bipfw_shm *shm, int src)
 				    memory_order_acquire) == shm->tails[src] + 1;
 }
 
+static bool any_ready(struct bipfw_shm *shm)
+{
+	for (int i = 0; i < shm->nsrcs; i++)
+		if (ring_ready(shm, shm->srcs[i]))
+			return true;
+	return false;
+}
+
 /* Look at every inbound ring once, from rx_next on (round-robin). This is
  * the idle loop's hot path: no division, precomputed ring pointers. */
 static int shm_peek(void *ctx, const void **hdr,
 		    const void **payload, size_t *avail)
 {
 	struct bipfw_shm *shm = ctx;
-	int n = shm->p.nnodes, src = shm->rx_next;
+	int n = shm->nsrcs, i = shm->rx_next;
 
-	for (int k = 0; k < n; k++, src = src + 1 == n ? 0 : src + 1) {
+	for (int k = 0; k < n; k++, i = i + 1 == n ? 0 : i + 1) {
+		int src = shm->srcs[i];
 		uint8_t *slot;
 
-		if (src == shm->p.node || !ring_ready(shm, src))
+		if (!ring_ready(shm, src))
 			continue;
 		slot = next_slot(shm, src);
 		*hdr = slot;
 		*payload = slot + sizeof(struct bip_pkt_hdr);
 		*avail = shm->p.packet_size; /* a slot holds a full packet */
-		shm->rx_cur = src;
+		shm->rx_cur = i;
 		return 0;
 	}
 	return -BIP_EAGAIN;
@@ -716,11 +777,11 @@ static int shm_peek(void *ctx, const void **hdr,
 static void shm_release(void *ctx)
 {
 	struct bipfw_shm *shm = ctx;
-	int src = shm->rx_cur;
+	int i = shm->rx_cur, src = shm->srcs[i];
 
 	atomic_store_explicit(&shm->in[src]->tail, ++shm->tails[src],
 			      memory_order_release);
-	shm->rx_next = src + 1 == shm->p.nnodes ? 0 : src + 1;
+	shm->rx_next = i + 1 == shm->nsrcs ? 0 : i + 1;
 }
 
 static int shm_dma_write(void *ctx, int peer, uint64_t addr, const void *src,
@@ -780,9 +841,8 @@ static void shm_wait(void *ctx, unsigned timeout_us)
 
 	atomic_store(&s->sleeping, SLEEP_FUTEX);
 	atomic_thread_fence(memory_order_seq_cst);
-	for (int src = 0; src < shm->p.nnodes; src++)
-		if (src != shm->p.node && ring_ready(shm, src))
-			goto awake;
+	if (any_ready(shm))
+		goto awake;
 	futex(&s->doorbell, FUTEX_WAIT, bell, &ts);
 awake:
 	atomic_store(&s->sleeping, AWAKE);
@@ -799,9 +859,8 @@ static int shm_wait_fd(void *ctx)
 	bell_drain(shm);
 	atomic_store(&shm->self->sleeping, SLEEP_POLL);
 	atomic_thread_fence(memory_order_seq_cst);
-	for (int src = 0; src < shm->p.nnodes; src++)
-		if (src != shm->p.node && ring_ready(shm, src))
-			return -BIP_EAGAIN;
+	if (any_ready(shm))
+		return -BIP_EAGAIN;
 	return shm->bellfd;
 }
 
