@@ -295,6 +295,16 @@ int bipfw_dgram_probe_open(int (*open)(const struct bipfw_wire_params *,
 	return open(&p, ctx_p);
 }
 
+void bipfw_dgram_probe_done(void *ctx, const char *addr, const char *knob,
+			    char *state, size_t len)
+{
+	struct bipfw_dgram *d = ctx;
+
+	snprintf(state, len, "on %s %s (%s), MTU %u: %zu bytes of data per "
+		 "packet", d->ifname, addr, knob, d->mtu, bipfw_dgram_chunk(d));
+	bipfw_dgram_close(d);
+}
+
 size_t bipfw_dgram_chunk(void *ctx)
 {
 	return ((struct bipfw_dgram *)ctx)->bufsize - OUTER - HDR;

@@ -141,11 +141,14 @@ int bipfw_dgram_wait_fd(void *ctx);
 	.wait = bipfw_dgram_wait, .wait_fd = bipfw_dgram_wait_fd
 
 /* bip_info's look at a wire: open it for a job of one node; 0 and the
- * class's state in *ctx_p (to describe, then bipfw_dgram_close), or the
- * code. */
+ * class's state in *ctx_p (for bipfw_dgram_probe_done), or the code. */
 int bipfw_dgram_probe_open(int (*open)(const struct bipfw_wire_params *,
 				       void **),
 			   size_t packet_size, void **ctx_p);
+/* Describe the probed wire in state: its interface, address (addr) and
+ * packet size, the knob that chose the interface; then close it. */
+void bipfw_dgram_probe_done(void *ctx, const char *addr, const char *knob,
+			    char *state, size_t len);
 
 /* Bytes from the network, judged purely (the fuzzer's entry points). */
 

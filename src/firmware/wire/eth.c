@@ -217,10 +217,7 @@ static int eth_probe(size_t packet_size, char *state, size_t len)
 		return rc;
 	}
 	(void)eth_card(e, card, sizeof(card));
-	snprintf(state, len, "on %s %s (BIP_ETH_IFACE), MTU %u: %zu bytes of "
-		 "data per packet",
-		 e->d.ifname, card + 4, e->d.mtu, bipfw_dgram_chunk(e));
-	bipfw_dgram_close(e);
+	bipfw_dgram_probe_done(e, card + 4, "BIP_ETH_IFACE", state, len);
 	return 0;
 }
 

@@ -205,11 +205,8 @@ static int udp_probe(size_t packet_size, char *state, size_t len)
 			 bip_strerror(rc));
 		return rc;
 	}
-	snprintf(state, len, "on %s %s (BIP_UDP_IFACE), MTU %u: %zu bytes of "
-		 "data per packet",
-		 u->d.ifname, inet_ntoa(u->self.sin_addr), u->d.mtu,
-		 bipfw_dgram_chunk(u));
-	bipfw_dgram_close(u);
+	bipfw_dgram_probe_done(u, inet_ntoa(u->self.sin_addr), "BIP_UDP_IFACE",
+			       state, len);
 	return 0;
 }
 
