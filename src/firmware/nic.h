@@ -259,8 +259,9 @@ struct bipfw_list {
 struct bipfw_port {
 	const struct bipfw_wire_class *cls;
 	void *ctx;
-	bool lossy;   /* checksums, timers */
-	size_t chunk; /* long data per packet */
+	bool lossy;      /* checksums, timers */
+	size_t chunk;    /* long data per packet */
+	unsigned npeers; /* peers it carries: one nobody uses is not polled */
 };
 
 struct bipfw_peer {

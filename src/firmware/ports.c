@@ -183,6 +183,9 @@ static void port_take(struct bipfw *fw, int peer, unsigned wire,
 {
 	struct bipfw_peer *p = &fw->peers[peer];
 
+	if (p->wire != BIPFW_NO_WIRE)
+		fw->wires[p->wire].npeers--;
+	fw->wires[wire].npeers++;
 	p->wire = (uint8_t)wire;
 	p->lossy = fw->wires[wire].lossy;
 	p->why = why;
@@ -273,8 +276,9 @@ int bipfw_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes)
 	return err ? err : removed;
 }
 
-/* Several wires: sleep in poll() on each one's interrupt descriptor. A wire
- * without one is looked at again every millisecond. */
+/* Sleep in poll() on the interrupt descriptor of each wire that carries a
+ * peer (one alone sleeps its own way). A wire without one is looked at
+ * again every millisecond. */
 #define NO_FD_POLL_MS 1
 
 void bipfw_wires_wait(struct bipfw *fw, unsigned max_us)
@@ -282,15 +286,21 @@ void bipfw_wires_wait(struct bipfw *fw, unsigned max_us)
 	struct pollfd pfd[BIPFW_WIRES_MAX];
 	int n = 0, timeout = (int)((max_us + 999) / 1000);
 	bool armed[BIPFW_WIRES_MAX] = { false };
+	unsigned used = 0, last = 0;
 
-	if (fw->nwires == 1) {
-		fw->wires[0].cls->wait(fw->wires[0].ctx, max_us);
+	for (unsigned i = 0; i < fw->nwires; i++)
+		if (fw->wires[i].npeers)
+			used++, last = i;
+	if (used == 1) {
+		fw->wires[last].cls->wait(fw->wires[last].ctx, max_us);
 		return;
 	}
 	for (unsigned i = 0; i < fw->nwires; i++) {
 		const struct bipfw_port *w = &fw->wires[i];
 		int fd;
 
+		if (!w->npeers)
+			continue;
 		fd = w->cls->wait_fd ? w->cls->wait_fd(w->ctx) : -BIP_ESTATE;
 		armed[i] = w->cls->wait_fd != NULL;
 		if (fd == -BIP_EAGAIN) {

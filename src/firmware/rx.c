@@ -483,7 +483,10 @@ int bipfw_rx_run(struct bipfw *fw, unsigned budget)
 {
 	int n = 0;
 
+	/* A wire no peer uses is not read: what comes there waits for the
+	 * first peer to connect through it. */
 	for (unsigned i = 0; i < fw->nwires; i++)
-		n += rx_wire(fw, i, budget);
+		if (fw->wires[i].npeers)
+			n += rx_wire(fw, i, budget);
 	return n;
 }

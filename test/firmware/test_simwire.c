@@ -964,6 +964,51 @@ static void test_host_errors(void)
 	duo_close(&d);
 }
 
+/* A wire that only counts how often it is looked at. */
+static int idle_peek(void *ctx, const void **hdr, const void **payload,
+		     size_t *avail)
+{
+	++*(unsigned *)ctx;
+	return -BIP_EAGAIN;
+}
+
+static struct bip_pkt_hdr *idle_reserve(void *ctx, int peer, size_t len)
+{
+	return NULL; /* the link is full */
+}
+
+static int idle_peer_state(void *ctx, int peer)
+{
+	return BIPFW_PEER_LIVE;
+}
+
+static const struct bipfw_wire_class idle_class = {
+	.name = "idle",
+	.reserve = idle_reserve,
+	.peek = idle_peek,
+	.peer_state = idle_peer_state,
+};
+
+/* A wire no peer goes by costs the receive loop nothing (a look at a
+ * network socket is a system call); it is read once a peer uses it. */
+static void test_unused_wire(void)
+{
+	struct duo d;
+	unsigned looks = 0;
+	int w;
+
+	duo_open(&d);
+	w = bipfw_wire_add(d.fw[0], &idle_class, &looks);
+	CHECK(w == 1, "a second wire is added: %d", w);
+	duo_steps(&d, 10);
+	CHECK(looks == 0, "a wire without peers was read %u times", looks);
+	CHECK(bipfw_port_set(d.fw[0], 1, 1) == 0, "peer 1 moves to wire 1");
+	duo_steps(&d, 10);
+	CHECK(looks >= 10, "the wire of peer 1 was read %u times in 10 steps",
+	      looks);
+	duo_close(&d);
+}
+
 int main(void)
 {
 	bip_log_init();
@@ -983,5 +1028,6 @@ int main(void)
 	test_traffic();
 	test_small_pieces();
 	test_idle_death();
+	test_unused_wire();
 	return unit_result("firmware over the simulated wire");
 }

@@ -18,6 +18,15 @@ hosts_run 0:2,1:2 4 "$W/test_pt2pt"
 expect "passed on 4 ranks" "pt2pt over eth, 2 hosts x 2 ranks"
 hosts_run 0,1 2 "$W/ring" 4000000
 expect "intact" "ring over eth"
+hosts_run 0,1 2 "$prefix/bin/bip_info"
+expect "eth .*receive ring 4096 KiB" "eth frames do not arrive in the ring"
+# Frames read by recvmmsg; and a ring of 32 frames (less than a window).
+BIP_ETH_RING=0 hosts_run 0,1 2 "$prefix/bin/bip_info"
+expect "eth .*frames read by recvmmsg" "BIP_ETH_RING=0 keeps the ring"
+BIP_ETH_RING=0 hosts_run 0,1 2 "$W/ring" 4000000
+expect "intact" "ring over eth without the receive ring"
+BIP_ETH_RING=64k hosts_run 0,1 2 "$W/ring" 4000000
+expect "intact" "ring over eth through a receive ring of 32 frames"
 
 export MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1
 BIP_FAULT_DROP_PCT=5 BIP_FAULT_DUP_PCT=2 hosts_run 0,1 2 "$W/test_pt2pt"
@@ -35,6 +44,11 @@ fi
 unset MPIR_CVAR_CH4_BIP_PRINT_COUNTERS
 
 hosts_dead_recv eth
+# A rank computing for 3 s is alive: its liveness answers pass the socket
+# filter that keeps other processes' frames away.
+run "$MPICC" -O2 -o "$W/test_busy" "$top_srcdir/test/netmod/test_busy.c"
+BIP_PEER_TIMEOUT_MS=1000 hosts_run 0,1 2 "$W/test_busy" 3
+expect "data intact" "a busy rank was taken for dead over eth"
 
 # Without CAP_NET_RAW the eth wire does not open: udp carries the hosts.
 if command -v setpriv >/dev/null; then

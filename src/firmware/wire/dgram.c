@@ -302,7 +302,6 @@ void bipfw_dgram_probe_done(void *ctx, const char *addr, const char *knob,
 
 	snprintf(state, len, "on %s %s (%s), MTU %u: %zu bytes of data per "
 		 "packet", d->ifname, addr, knob, d->mtu, bipfw_dgram_chunk(d));
-	bipfw_dgram_close(d);
 }
 
 size_t bipfw_dgram_chunk(void *ctx)
@@ -508,6 +507,33 @@ static int current_dgram(struct bipfw_dgram *d)
 	return 0;
 }
 
+bool bipfw_dgram_accept(struct bipfw_dgram *d, const uint8_t *buf,
+			size_t len)
+{
+	uint32_t node;
+
+	switch (bipfw_dgram_classify(buf, len, d->tag, d->p.node, d->p.nnodes,
+				     &node)) {
+	case BIPFW_DGRAM_PACKET:
+		return true;
+	case BIPFW_DGRAM_OTHER:
+		return false;
+	case BIPFW_DGRAM_FOREIGN:
+		d->p.cnt->dropped_foreign++;
+		bip_dbg("%s wire: dropped a datagram of another job", d->wire);
+		return false;
+	case BIPFW_DGRAM_ALIVE:
+		/* A peer's answerer: its process is there. */
+		d->peers[node].answered_at = bipfw_now_us();
+		return false;
+	case BIPFW_DGRAM_BAD:
+	case BIPFW_DGRAM_NKINDS:
+		break;
+	}
+	d->p.cnt->dropped_bad++;
+	return false;
+}
+
 /* The next datagram for us: others are counted and skipped here. */
 int bipfw_dgram_peek(void *ctx, const void **hdr,
 		     const void **payload, size_t *avail)
@@ -520,35 +546,14 @@ int bipfw_dgram_peek(void *ctx, const void **hdr,
 		size_t left = b->m[b->start].msg_len - b->off;
 		uint8_t *buf = b->buf + b->start * b->bufsize + b->off;
 		size_t len = left < b->seg ? left : b->seg;
-		uint32_t node;
 
 		if (b->m[b->start].msg_hdr.msg_flags & MSG_TRUNC) {
 			d->p.cnt->dropped_bad++;
 			continue;
 		}
-		switch (bipfw_dgram_classify(buf, len, d->tag, d->p.node,
-					     d->p.nnodes, &node)) {
-		case BIPFW_DGRAM_OTHER:
+		if (!bipfw_dgram_accept(d, buf, len))
 			continue;
-		case BIPFW_DGRAM_FOREIGN:
-			d->p.cnt->dropped_foreign++;
-			bip_dbg("%s wire: dropped a datagram of another job",
-				d->wire);
-			continue;
-		case BIPFW_DGRAM_ALIVE:
-			/* A peer's answerer: its process is there. */
-			d->peers[node].answered_at = bipfw_now_us();
-			continue;
-		case BIPFW_DGRAM_BAD:
-		case BIPFW_DGRAM_NKINDS:
-			d->p.cnt->dropped_bad++;
-			continue;
-		case BIPFW_DGRAM_PACKET:
-			break;
-		}
-		*hdr = buf + OUTER;
-		*payload = buf + OUTER + HDR;
-		*avail = len - OUTER - HDR;
+		bipfw_dgram_packet(buf, len, hdr, payload, avail);
 		return 0;
 	}
 	return rc;

@@ -130,15 +130,19 @@ void bipfw_dgram_wait(void *ctx, unsigned timeout_us);
 int bipfw_dgram_wait_fd(void *ctx);
 
 /* The class members every network wire shares, for its class's
- * initializer (the class adds name, knobs, open, card, connect, probe). */
+ * initializer (the class adds name, knobs, open, card, connect, probe;
+ * and close, peek and release: BIPFW_DGRAM_RX_OPS unless it receives its
+ * own way). */
 #define BIPFW_DGRAM_OPS                                                        \
 	.flags = BIPFW_WIRE_LOSSY, .scope = BIPFW_SCOPE_NETWORK,               \
-	.close = bipfw_dgram_close, .chunk = bipfw_dgram_chunk,                \
-	.reserve = bipfw_dgram_reserve, .commit = bipfw_dgram_commit,          \
-	.flush = bipfw_dgram_flush, .peek = bipfw_dgram_peek,                  \
-	.release = bipfw_dgram_release, .peer_state = bipfw_dgram_peer_state,  \
-	.ping = bipfw_dgram_ping, .answered_at = bipfw_dgram_answered_at,      \
-	.wait = bipfw_dgram_wait, .wait_fd = bipfw_dgram_wait_fd
+	.chunk = bipfw_dgram_chunk, .reserve = bipfw_dgram_reserve,            \
+	.commit = bipfw_dgram_commit, .flush = bipfw_dgram_flush,              \
+	.peer_state = bipfw_dgram_peer_state, .ping = bipfw_dgram_ping,        \
+	.answered_at = bipfw_dgram_answered_at, .wait = bipfw_dgram_wait,      \
+	.wait_fd = bipfw_dgram_wait_fd
+#define BIPFW_DGRAM_RX_OPS                                                     \
+	.close = bipfw_dgram_close, .peek = bipfw_dgram_peek,                  \
+	.release = bipfw_dgram_release
 
 /* bip_info's look at a wire: open it for a job of one node; 0 and the
  * class's state in *ctx_p (for bipfw_dgram_probe_done), or the code. */
@@ -146,7 +150,7 @@ int bipfw_dgram_probe_open(int (*open)(const struct bipfw_wire_params *,
 				       void **),
 			   size_t packet_size, void **ctx_p);
 /* Describe the probed wire in state: its interface, address (addr) and
- * packet size, the knob that chose the interface; then close it. */
+ * packet size, the knob that chose the interface. */
 void bipfw_dgram_probe_done(void *ctx, const char *addr, const char *knob,
 			    char *state, size_t len);
 
@@ -167,6 +171,22 @@ enum bipfw_dgram_kind {
 enum bipfw_dgram_kind bipfw_dgram_classify(const void *buf, size_t len,
 					   uint64_t tag, int self, int nnodes,
 					   uint32_t *node_p);
+
+/* One received datagram: true when it is a packet for this process;
+ * anything else is counted (another job's, malformed) or noted (a peer's
+ * liveness answer) here. */
+bool bipfw_dgram_accept(struct bipfw_dgram *d, const uint8_t *buf,
+			size_t len);
+
+/* An accepted datagram's packet header, payload and payload bytes. */
+static inline void bipfw_dgram_packet(const uint8_t *buf, size_t len,
+				      const void **hdr, const void **payload,
+				      size_t *avail)
+{
+	*hdr = buf + BIPFW_DGRAM_OUTER;
+	*payload = buf + BIPFW_DGRAM_OUTER + BIPFW_DGRAM_HDR;
+	*avail = len - BIPFW_DGRAM_OUTER - BIPFW_DGRAM_HDR;
+}
 
 /* The segment size of a received message of len bytes: a coalesced run
  * (UDP GRO) says it in its control data, in (0, len); else len. */

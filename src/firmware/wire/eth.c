@@ -6,21 +6,30 @@
  * network wires' own, dgram.c). Frames carry at most the MTU; there is no
  * segmentation offload for packet sockets, so each packet is a frame.
  *
+ * Frames arrive in a ring the kernel shares with the process
+ * (PACKET_RX_RING): a receive, or a look for one, is a read of the next
+ * frame's status word instead of a system call, which is most of what a
+ * busy-polling receiver spends per message.
+ *
  * A packet socket needs CAP_NET_RAW. Without it, or with BIP_ETH_IFACE=off
  * (the default), the wire does not open and udp carries the other hosts;
- * BIP_WIRE=eth makes that an error. Every process of a host sees every
- * frame of the EtherType there: the outer header names the destination
- * node, and frames for another process are skipped uncounted.
+ * BIP_WIRE=eth makes that an error. Every packet socket of a host sees
+ * every frame of the EtherType there: the outer header names the
+ * destination node, and a socket filter keeps only ours (and liveness
+ * answers) out of the others' rings; without it, frames for another
+ * process are skipped uncounted.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/filter.h>
 #include <net/ethernet.h>
 #include <net/if_arp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "bip_errno.h"
@@ -36,6 +45,7 @@
 
 struct eth_knobs {
 	char iface[64];
+	size_t ring;
 };
 
 static const struct bip_knob_def knobs[] = {
@@ -46,6 +56,13 @@ static const struct bip_knob_def knobs[] = {
 	    "up, not loopback). off: the eth wire is not used and udp "
 	    "carries the other hosts." },
 	  BIP_KNOB_TEXT, 0, 64, NULL, BIP_KNOB_CHARS(struct eth_knobs, iface) },
+	{ { "BIP_ETH_RING", "size", "4m",
+	    "Receive ring shared with the kernel, which writes frames into "
+	    "it (PACKET_RX_RING): polled without a system call. Rounded "
+	    "down to whole blocks of 64 KiB (or of one frame, if larger), "
+	    "at least one. 0: frames are read by recvmmsg." },
+	  BIP_KNOB_SIZE, 0, 1u << 30, NULL,
+	  BIP_KNOB_SIZE_T(struct eth_knobs, ring) },
 };
 
 static const struct bip_knob_table eth_knobs = BIP_KNOB_TABLE(knobs);
@@ -55,7 +72,14 @@ struct eth {
 	struct eth_knobs k;
 	int ifindex;
 	uint8_t mac[ETH_ALEN];
+	uint8_t *ring;       /* frames from the kernel; NULL: recvmmsg */
+	size_t ring_len;
+	unsigned frame_size; /* bytes per frame slot, a power of two */
+	unsigned frames;
+	unsigned rx_at;      /* the next frame slot to look at */
 };
+
+#define RING_BLOCK (64u << 10)
 
 /* A probe came to the answerer's EtherType; its answer goes to the
  * prober's wire socket. */
@@ -94,6 +118,30 @@ static int packet_socket(struct eth *e, uint16_t type, int flags)
 	return fd;
 }
 
+/* Only frames for this node, and liveness answers, reach the socket (the
+ * filter sees the frame from the outer header on; it loads big-endian). */
+static void node_filter(struct eth *e)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct bip_outer_hdr, node)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ntohl((uint32_t)e->d.p.node),
+			 2, 0),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct bip_outer_hdr, magic)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ntohl(BIP_OUTER_ALIVE), 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	if (setsockopt(e->d.fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+		       sizeof(prog)) < 0)
+		bip_info("eth wire: no socket filter (%s): frames for the "
+			 "other processes of this host come here too",
+			 strerror(errno));
+}
+
 /* Interface index and MAC address, read through an inet socket (a packet
  * socket needs the index to exist). */
 static int iface_ids(struct eth *e)
@@ -123,6 +171,114 @@ static int iface_ids(struct eth *e)
 	return rc;
 }
 
+/* The receive ring, TPACKET_V2: frame slots one after the other, each a
+ * status word and the frame behind it. Refused (an old kernel, no
+ * memory), frames are read by recvmmsg as on udp. */
+static void ring_open(struct eth *e)
+{
+	struct tpacket_req req = { 0 };
+	size_t need = TPACKET_ALIGN(TPACKET2_HDRLEN + 16) + e->d.mtu;
+	size_t frame = 1, block;
+	void *ring;
+
+	if (!e->k.ring)
+		return;
+	while (frame < need)
+		frame <<= 1;
+	block = frame > RING_BLOCK ? frame : RING_BLOCK;
+	req.tp_block_size = (unsigned)block;
+	req.tp_block_nr = e->k.ring > block ? (unsigned)(e->k.ring / block) : 1;
+	req.tp_frame_size = (unsigned)frame;
+	req.tp_frame_nr = req.tp_block_nr * (unsigned)(block / frame);
+	if (setsockopt(e->d.fd, SOL_PACKET, PACKET_VERSION,
+		       &(int){ TPACKET_V2 }, sizeof(int)) < 0 ||
+	    setsockopt(e->d.fd, SOL_PACKET, PACKET_RX_RING, &req,
+		       sizeof(req)) < 0) {
+		bip_info("eth wire: no receive ring (%s): frames are read by "
+			 "recvmmsg", strerror(errno));
+		return;
+	}
+	ring = mmap(NULL, block * req.tp_block_nr, PROT_READ | PROT_WRITE,
+		    MAP_SHARED, e->d.fd, 0);
+	if (ring == MAP_FAILED) {
+		bip_info("eth wire: cannot map the receive ring (%s): frames "
+			 "are read by recvmmsg", strerror(errno));
+		/* Frames would go to the unmapped ring: take it away. */
+		memset(&req, 0, sizeof(req));
+		(void)setsockopt(e->d.fd, SOL_PACKET, PACKET_RX_RING, &req,
+				 sizeof(req));
+		return;
+	}
+	e->ring = ring;
+	e->ring_len = block * req.tp_block_nr;
+	e->frame_size = (unsigned)frame;
+	e->frames = req.tp_frame_nr;
+}
+
+static struct tpacket2_hdr *ring_frame(const struct eth *e)
+{
+	return (struct tpacket2_hdr *)(e->ring + (size_t)e->rx_at *
+							 e->frame_size);
+}
+
+/* The slot goes back to the kernel once we are done with its frame. */
+static void ring_release(struct eth *e)
+{
+	__atomic_store_n(&ring_frame(e)->tp_status, TP_STATUS_KERNEL,
+			 __ATOMIC_RELEASE);
+	e->rx_at = e->rx_at + 1 == e->frames ? 0 : e->rx_at + 1;
+}
+
+/* The next frame for us in the ring: a frame cut to its slot, or said to
+ * lie outside it, is not a packet. */
+static int eth_peek(void *ctx, const void **hdr, const void **payload,
+		    size_t *avail)
+{
+	struct eth *e = ctx;
+
+	if (!e->ring)
+		return bipfw_dgram_peek(ctx, hdr, payload, avail);
+	for (;; ring_release(e)) {
+		const struct tpacket2_hdr *t = ring_frame(e);
+		uint32_t st = __atomic_load_n(&t->tp_status, __ATOMIC_ACQUIRE);
+		const uint8_t *buf;
+
+		if (!(st & TP_STATUS_USER))
+			return -BIP_EAGAIN;
+		if ((st & TP_STATUS_COPY) || t->tp_len != t->tp_snaplen ||
+		    t->tp_net < sizeof(*t) || t->tp_net > e->frame_size ||
+		    t->tp_snaplen > e->frame_size - t->tp_net) {
+			e->d.p.cnt->dropped_bad++;
+			continue;
+		}
+		buf = (const uint8_t *)t + t->tp_net;
+		if (bipfw_dgram_accept(&e->d, buf, t->tp_snaplen)) {
+			bipfw_dgram_packet(buf, t->tp_snaplen, hdr, payload,
+					   avail);
+			return 0;
+		}
+	}
+}
+
+static void eth_release(void *ctx)
+{
+	struct eth *e = ctx;
+
+	if (e->ring)
+		ring_release(e);
+	else
+		bipfw_dgram_release(ctx);
+}
+
+static void eth_close(void *ctx)
+{
+	struct eth *e = ctx;
+
+	if (e && e->ring)
+		munmap(e->ring, e->ring_len);
+	bipfw_dgram_close(ctx);
+}
+
 static int eth_open(const struct bipfw_wire_params *p, void **ctx_p)
 {
 	struct eth *e = calloc(1, sizeof(*e));
@@ -150,11 +306,13 @@ static int eth_open(const struct bipfw_wire_params *p, void **ctx_p)
 		rc = e->d.afd = packet_socket(e, BIP_ETHERTYPE_LIVE, 0);
 	if (rc >= 0) {
 		bipfw_dgram_sockbuf(e->d.fd, 4u << 20);
+		node_filter(e);
+		ring_open(e);
 		rc = bipfw_dgram_start(&e->d, e->d.mtu - BIPFW_DGRAM_OUTER -
 						      BIPFW_DGRAM_HDR);
 	}
 	if (rc < 0) {
-		bipfw_dgram_close(e);
+		eth_close(e);
 		return rc;
 	}
 	*ctx_p = e;
@@ -206,6 +364,7 @@ static int eth_probe(size_t packet_size, char *state, size_t len)
 	int rc = bipfw_dgram_probe_open(eth_open, packet_size, &ctx);
 	struct eth *e = ctx;
 	char card[64];
+	size_t used;
 
 	if (rc == -BIP_EWIRE) {
 		snprintf(state, len, "not used: BIP_ETH_IFACE is off, or no "
@@ -218,6 +377,14 @@ static int eth_probe(size_t packet_size, char *state, size_t len)
 	}
 	(void)eth_card(e, card, sizeof(card));
 	bipfw_dgram_probe_done(e, card + 4, "BIP_ETH_IFACE", state, len);
+	used = strlen(state);
+	if (e->ring)
+		snprintf(state + used, len - used, "; receive ring %zu KiB "
+			 "(BIP_ETH_RING)", e->ring_len >> 10);
+	else
+		snprintf(state + used, len - used, "; frames read by recvmmsg "
+			 "(BIP_ETH_RING)");
+	eth_close(e);
 	return 0;
 }
 
@@ -228,5 +395,8 @@ const struct bipfw_wire_class bipfw_eth_class = {
 	.card = eth_card,
 	.connect = eth_connect,
 	.probe = eth_probe,
+	.close = eth_close,
+	.peek = eth_peek,
+	.release = eth_release,
 	BIPFW_DGRAM_OPS,
 };

@@ -207,6 +207,7 @@ static int udp_probe(size_t packet_size, char *state, size_t len)
 	}
 	bipfw_dgram_probe_done(u, inet_ntoa(u->self.sin_addr), "BIP_UDP_IFACE",
 			       state, len);
+	bipfw_dgram_close(u);
 	return 0;
 }
 
@@ -218,4 +219,5 @@ const struct bipfw_wire_class bipfw_udp_class = {
 	.connect = udp_connect,
 	.probe = udp_probe,
 	BIPFW_DGRAM_OPS,
+	BIPFW_DGRAM_RX_OPS,
 };
