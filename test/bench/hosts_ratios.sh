@@ -10,7 +10,10 @@
 # medians per size; ratios. Goals: 8 B latency <= 0.6 x the best TCP peer
 # and <= 1.5 x the floor of the wire used; 4 MiB bandwidth >= 1.0 x the
 # best TCP peer; with 1 % loss >= 0.5 x lossless. MTU (default 1500) sets
-# the veths' MTU. Needs root.
+# the veths' MTU. Needs root. Open MPI runs unbound (--bind-to none): the
+# daemon of each namespace host binds its rank to core 0, and the hosts
+# share this machine's cores, so both ranks would spin on one core and
+# each message would wait for a 4 ms time slice.
 set -eu
 prefix=${1:?usage: hosts_ratios.sh PREFIX BUILDDIR}
 b=${2:?usage: hosts_ratios.sh PREFIX BUILDDIR}
@@ -58,7 +61,7 @@ run() {
 		set -- "$2" ip netns exec "$h0" mpirun.openmpi --allow-run-as-root \
 			--mca plm_rsh_agent "$ssh_exec" --mca btl self,tcp \
 			--mca btl_tcp_if_include eth0 --mca pml ob1 \
-			--host "$h0,$h1" -n 2 "$W/openmpi" "$max" ;;
+			--bind-to none --host "$h0,$h1" -n 2 "$W/openmpi" "$max" ;;
 	esac
 	out=$1
 	shift
