@@ -126,6 +126,12 @@ int bip_send_try(bip_ep_t *ep, int node, const void *buf, size_t len);
 int bip_sendv(bip_ep_t *ep, int node, const struct iovec *iov, int iovcnt);
 int bip_sendv_try(bip_ep_t *ep, int node, const struct iovec *iov,
 		  int iovcnt);
+/* As bip_sendv_try, but more messages to node follow at once: this one
+ * may wait in BIP until the next bip_sendv_try or bip_poll, so that the
+ * stream leaves in one batch (a network wire sends runs of full packets
+ * as one segmented datagram). */
+int bip_sendv_more(bip_ep_t *ep, int node, const struct iovec *iov,
+		   int iovcnt);
 
 /* Take the oldest small message into buf (cap bytes; -BIP_ETOOLONG and the
  * message stays queued if it does not fit). bip_recv waits; bip_recv_try
@@ -255,6 +261,11 @@ int bip_wire_info(unsigned i, struct bip_wire_desc *d);
  * -BIP_ESTATE if node is not connected. */
 int bip_peer_wire(const bip_ep_t *ep, int node, const char **name,
 		  const char **why);
+
+/* Message bytes one packet to node carries on its wire, in *chunk (a
+ * small message wider than that goes in pieces of that size): 0, or
+ * -BIP_ESTATE if node is not connected. */
+int bip_peer_chunk(const bip_ep_t *ep, int node, size_t *chunk);
 
 #ifdef __cplusplus
 }

@@ -320,6 +320,16 @@ int bip_wire_info(unsigned i, struct bip_wire_desc *d)
 	return 0;
 }
 
+int bip_peer_chunk(const bip_ep_t *ep, int node, size_t *chunk)
+{
+	if (!ep || !chunk)
+		return -BIP_EINVAL;
+	if (node < 0 || node >= ep->nnodes || node == ep->node)
+		return -BIP_ENODE;
+	*chunk = bipfw_port_chunk(ep->fw, node);
+	return *chunk ? 0 : -BIP_ESTATE;
+}
+
 int bip_peer_wire(const bip_ep_t *ep, int node, const char **name,
 		  const char **why)
 {

@@ -92,8 +92,8 @@ int bip_sleep(bip_ep_t *ep, long timeout_us)
 
 /* --- small messages ---------------------------------------------------- */
 
-int bip_sendv_try(bip_ep_t *ep, int node, const struct iovec *iov,
-		  int iovcnt)
+static int sendv_try(bip_ep_t *ep, int node, const struct iovec *iov,
+		     int iovcnt, bool flush)
 {
 	int rc;
 
@@ -107,10 +107,22 @@ int bip_sendv_try(bip_ep_t *ep, int node, const struct iovec *iov,
 		return rc;
 	rc = bipfw_post_small(ep->fw, node, iov, iovcnt);
 	if (!rc)
-		bipfw_tx_kick(ep->fw, node); /* immediate sending */
+		bipfw_tx_kick(ep->fw, node, flush); /* immediate sending */
 	else if (rc == -BIP_EAGAIN)
 		bipfw_step(ep->fw); /* acks may free a slot for the retry */
 	return rc;
+}
+
+int bip_sendv_try(bip_ep_t *ep, int node, const struct iovec *iov,
+		  int iovcnt)
+{
+	return sendv_try(ep, node, iov, iovcnt, true);
+}
+
+int bip_sendv_more(bip_ep_t *ep, int node, const struct iovec *iov,
+		   int iovcnt)
+{
+	return sendv_try(ep, node, iov, iovcnt, false);
 }
 
 int bip_sendv(bip_ep_t *ep, int node, const struct iovec *iov, int iovcnt)
@@ -237,7 +249,7 @@ static int post_long(bip_ep_t *ep, int node, int tag, const void *buf,
 		return rc;
 	}
 	*req = (bip_req_t){ .id = (uint32_t)rc, .gen = gen };
-	bipfw_tx_kick(ep->fw, node);
+	bipfw_tx_kick(ep->fw, node, true);
 	return 0;
 }
 

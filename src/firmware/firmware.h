@@ -189,6 +189,9 @@ int bipfw_port_set(struct bipfw *fw, int peer, unsigned wire);
 /* The wire a peer uses, and why it was chosen (NULL if not connected). */
 const char *bipfw_port_name(const struct bipfw *fw, int peer,
 			    const char **why);
+/* Message bytes per packet to peer on its wire (wider small messages go
+ * in pieces of that size); 0 if it is not connected. */
+size_t bipfw_port_chunk(const struct bipfw *fw, int peer);
 /* Remove what crashed processes of a job left behind, on every wire. */
 int bipfw_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes);
 
@@ -220,8 +223,10 @@ bool bipfw_sends_drained(const struct bipfw *fw);
 int bipfw_post_small(struct bipfw *fw, int peer, const struct iovec *iov,
 		     int iovcnt);
 
-/* Immediate sending: put on the link what waits for one peer, now. */
-void bipfw_tx_kick(struct bipfw *fw, int peer);
+/* Immediate sending: put on the link what waits for one peer, now. Without
+ * flush, packets may wait in the wire's batch for the next flush (a kick
+ * with it, a step): a stream of messages then leaves in one batch. */
+void bipfw_tx_kick(struct bipfw *fw, int peer, bool flush);
 
 /* Long send: returns the slot (>= 0) used as a request id. With
  * BIPFW_LONG_READY the data goes at once, without RTS/CTS, because the

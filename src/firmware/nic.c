@@ -438,7 +438,7 @@ void bipfw_announce_close(struct bipfw *fw)
 			continue;
 		if (p->state == BIPFW_PEER_LIVE) {
 			p->close_due = true;
-			bipfw_tx_kick(fw, i);
+			bipfw_tx_kick(fw, i, true);
 		} else if (p->lossy && p->state == BIPFW_PEER_CLOSED) {
 			/* Our last ack of its CLOSE may have been lost, and
 			 * nobody answers its resends once we are gone. */

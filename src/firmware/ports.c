@@ -257,6 +257,13 @@ const char *bipfw_port_name(const struct bipfw *fw, int peer,
 	return fw->wires[p->wire].cls->name;
 }
 
+size_t bipfw_port_chunk(const struct bipfw *fw, int peer)
+{
+	const struct bipfw_peer *p = &fw->peers[peer];
+
+	return p->wire == BIPFW_NO_WIRE ? 0 : fw->wires[p->wire].chunk;
+}
+
 int bipfw_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes)
 {
 	int removed = 0, err = 0;

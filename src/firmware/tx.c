@@ -346,14 +346,14 @@ void bipfw_tx_flush(struct bipfw *fw)
 			fw->wires[i].cls->flush(fw->wires[i].ctx);
 }
 
-void bipfw_tx_kick(struct bipfw *fw, int peer)
+void bipfw_tx_kick(struct bipfw *fw, int peer, bool flush)
 {
 	const struct bipfw_peer *p = &fw->peers[peer];
 
 	if (p->state != BIPFW_PEER_LIVE || p->wire == BIPFW_NO_WIRE)
 		return;
 	tx_peer(fw, peer);
-	if (bipfw_port_of(fw, peer)->cls->flush)
+	if (flush && bipfw_port_of(fw, peer)->cls->flush)
 		bipfw_tx_flush(fw);
 }
 

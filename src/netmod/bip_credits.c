@@ -108,14 +108,17 @@ void MPIDI_BIP_credits_agree(int node, int peer_accepts)
 }
 
 /* Hand one message (header, then data) to BIP: the credits we owe ride in
- * its header. */
-static int ctl_post(int node, MPIDI_BIP_peer_t *p, const struct iovec *iov)
+ * its header. With more, others to node follow it at once (BIP may hold
+ * it back to send them together). */
+static int ctl_post(int node, MPIDI_BIP_peer_t *p, const struct iovec *iov,
+		    bool more)
 {
 	MPIDI_BIP_ctl_t *h = iov[0].iov_base;
 	int rc;
 
 	h->credits = (uint8_t)p->owed;
-	rc = bip_sendv_try(MPIDI_BIP_global.ep, node, iov, 2);
+	rc = more ? bip_sendv_more(MPIDI_BIP_global.ep, node, iov, 2)
+		  : bip_sendv_try(MPIDI_BIP_global.ep, node, iov, 2);
 	if (rc == 0) {
 		p->owed = 0;
 		if (h->type != MPIDI_BIP_CTL_CREDITS)
@@ -126,9 +129,10 @@ static int ctl_post(int node, MPIDI_BIP_peer_t *p, const struct iovec *iov)
 
 /* Send a control message - a header and its data, gathered by BIP - now,
  * or queue a copy behind what waits for node. Messages to ourselves never
- * touch BIP: progress dispatches them. */
-int MPIDI_BIP_ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
-			size_t data_len)
+ * touch BIP: progress dispatches them. With more, another to node follows
+ * at once. */
+static int ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
+		     size_t data_len, bool more)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	MPIDI_BIP_peer_t *p = &g->peers[node];
@@ -148,8 +152,9 @@ int MPIDI_BIP_ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
 	 * failed already (MPIDI_BIP_peer_failed). */
 	if (p->failed)
 		goto fn_exit;
+	/* Held back only if the next one can follow it straight away. */
 	if (!p->head && p->credits >= 2)
-		rc = ctl_post(node, p, iov);
+		rc = ctl_post(node, p, iov, more && p->credits >= 3);
 	if (rc == -BIP_EPEERGONE)
 		return MPIDI_BIP_peer_failed(node);
 	if (rc != -BIP_EAGAIN) {
@@ -169,6 +174,18 @@ fn_fail:
 	goto fn_exit;
 }
 
+int MPIDI_BIP_ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
+			size_t data_len)
+{
+	return ctl_sendv(node, hdr, hdr_len, data, data_len, false);
+}
+
+int MPIDI_BIP_ctl_sendv_more(int node, void *hdr, size_t hdr_len,
+			     const void *data, size_t data_len)
+{
+	return ctl_sendv(node, hdr, hdr_len, data, data_len, true);
+}
+
 int MPIDI_BIP_ctl_send(int node, void *msg, size_t len)
 {
 	return MPIDI_BIP_ctl_sendv(node, msg, len, NULL, 0);
@@ -185,7 +202,7 @@ static int send_credits(int node, MPIDI_BIP_peer_t *p)
 
 	if (p->owed < p->ncredits - 1)
 		return 0;
-	rc = ctl_post(node, p, iov);
+	rc = ctl_post(node, p, iov, false);
 	if (rc == 0)
 		g->cnt.credits_only++;
 	if (rc == -BIP_EPEERGONE) {
@@ -304,7 +321,8 @@ int MPIDI_BIP_send_fifo_drain(int *progress)
 			const struct iovec iov[2] = { { p->head->msg,
 							p->head->len } };
 
-			rc = ctl_post(node, p, iov);
+			rc = ctl_post(node, p, iov,
+				      p->head->next && p->credits >= 3);
 			if (rc == -BIP_EAGAIN)
 				goto fn_exit;
 			if (rc == -BIP_EPEERGONE) {

@@ -22,6 +22,8 @@ static const size_t fixed_len[MPIDI_BIP_CTL_NTYPES] = {
 	[MPIDI_BIP_CTL_AM] = sizeof(MPIDI_BIP_ctl_am_t),
 	[MPIDI_BIP_CTL_AM_RTS] = sizeof(MPIDI_BIP_ctl_am_t),
 	[MPIDI_BIP_CTL_AM_CTS] = sizeof(MPIDI_BIP_ctl_ack_t),
+	[MPIDI_BIP_CTL_EAGER] = sizeof(MPIDI_BIP_ctl_rts_t),
+	[MPIDI_BIP_CTL_MORE] = sizeof(MPIDI_BIP_ctl_t),
 };
 
 /* Rule per type: what its length and fields may be. */
@@ -45,6 +47,19 @@ static int check_fields(const MPIDI_BIP_ctl_msg_t *m, size_t len,
 		return m->rts.data_sz > MPIDI_BIP_DATA_MAX || m->h.rank < 0
 			       ? MPIDI_BIP_CTL_DROP_SIZE
 			       : 0;
+	case MPIDI_BIP_CTL_EAGER:
+		/* Bounded as three-way messages are: the receiver may hold
+		 * it whole before a receive matches. */
+		if (rest != m->h.len)
+			return MPIDI_BIP_CTL_DROP_LENGTH;
+		return m->rts.data_sz > peer->rts3_max ||
+				       m->h.len > m->rts.data_sz ||
+				       m->h.rank < 0
+			       ? MPIDI_BIP_CTL_DROP_SIZE
+			       : 0;
+	case MPIDI_BIP_CTL_MORE:
+		return rest != m->h.len || !rest ? MPIDI_BIP_CTL_DROP_LENGTH
+						 : 0;
 	case MPIDI_BIP_CTL_ACK:
 	case MPIDI_BIP_CTL_AM_CTS:
 		/* Both within an MPI_Aint: their sum cannot wrap. */

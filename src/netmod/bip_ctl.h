@@ -30,7 +30,10 @@
 	X(AM)           /* MPIDIG's active message, inline */                  \
 	X(AM_RTS)       /* an active message announced: its data follows */   \
 			/* the receiver's AM_CTS */                            \
-	X(AM_CTS)       /* the answer to an announcement (body of ACK) */
+	X(AM_CTS)       /* the answer to an announcement (body of ACK) */    \
+	X(EAGER)        /* a message sent whole at once, in pieces: its */     \
+			/* envelope, size and first bytes (body of RTS3) */    \
+	X(MORE)         /* the next bytes of that message (header only) */
 
 enum MPIDI_BIP_ctl_type {
 	MPIDI_BIP_CTL_NONE = 0,
@@ -50,7 +53,7 @@ typedef struct {
 	uint32_t len;    /* 12: SHORT: bytes of data following the header */
 } MPIDI_BIP_ctl_t;
 
-/* RTS3 and RNDV. */
+/* RTS3, RNDV and EAGER (whose h.len bytes of data follow). */
 typedef struct {
 	MPIDI_BIP_ctl_t h;
 	uint64_t data_sz; /* 16 */
@@ -93,8 +96,8 @@ _Static_assert(sizeof(MPIDI_BIP_ctl_t) == 16 &&
 #define MPIDI_BIP_DATA_MAX ((uint64_t)INT64_MAX)
 
 /* Why a control message is dropped: one list makes the enum and the names.
- * The first six are found by MPIDI_BIP_ctl_decode, the last two by the
- * handler that looks the named request up. */
+ * The first six are found by MPIDI_BIP_ctl_decode, the last three by the
+ * handler that looks the named request, or the eager message, up. */
 #define MPIDI_BIP_CTL_DROPS(X)                                                 \
 	X(TOO_SHORT) /* shorter than its type's header */                      \
 	X(TYPE)      /* an unknown type */                                     \
@@ -103,7 +106,9 @@ _Static_assert(sizeof(MPIDI_BIP_ctl_t) == 16 &&
 	X(SIZE)      /* a size, offset or rank out of range */                 \
 	X(HANDLER)   /* an active-message handler that does not exist */       \
 	X(HANDLE)    /* a request handle that names no request of ours */      \
-	X(RANGE)     /* bytes outside the request it names */
+	X(RANGE)     /* bytes outside the request it names */                  \
+	X(PIECE)     /* an EAGER while one is in flight, a MORE without one */ \
+		     /* or beyond its end */
 
 enum MPIDI_BIP_ctl_drop {
 	MPIDI_BIP_CTL_OK = 0,

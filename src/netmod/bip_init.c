@@ -32,6 +32,21 @@ cvars:
         one BIP small message. Larger ones use the three-way protocol. At
         most 4032 (a BIP small message less the header room).
 
+    - name        : MPIR_CVAR_CH4_BIP_EAGER_LIMIT
+      category    : CH4_BIP
+      type        : int
+      default     : 16384
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Largest message (bytes) sent eagerly to a rank on another host:
+        all at once, in pieces of one BIP small message each, complete
+        locally as a short send is. Over a network the three-way
+        protocol's extra round trip costs more than copying the pieces.
+        Only messages above the short limit and below the rendezvous
+        threshold; 0: none (three-way).
+
     - name        : MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD
       category    : CH4_BIP
       type        : int
@@ -130,6 +145,8 @@ static int read_cvars(MPIDI_BIP_global_t *g)
 	} c[] = {
 		{ "MPIR_CVAR_CH4_BIP_SHORT_LIMIT", MPIR_CVAR_CH4_BIP_SHORT_LIMIT,
 		  0, BIP_SMALL_MAX - MPIDI_BIP_CTL_ROOM },
+		{ "MPIR_CVAR_CH4_BIP_EAGER_LIMIT",
+		  MPIR_CVAR_CH4_BIP_EAGER_LIMIT, 0, INT_MAX },
 		{ "MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD",
 		  MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD, 0, INT_MAX },
 		{ "MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE",
@@ -149,6 +166,7 @@ static int read_cvars(MPIDI_BIP_global_t *g)
 			return mpi_errno;
 	}
 	g->short_limit = (size_t)MPIR_CVAR_CH4_BIP_SHORT_LIMIT;
+	g->eager_limit = (size_t)MPIR_CVAR_CH4_BIP_EAGER_LIMIT;
 	g->rndv_threshold = (size_t)MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD;
 	g->fragment = (size_t)MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE;
 	g->accept = MPIR_CVAR_CH4_BIP_CREDITS;
@@ -243,6 +261,17 @@ fn_fail:
 	goto fn_exit;
 }
 
+/* Bytes of each eager piece to a peer whose wire carries chunk bytes per
+ * packet: whole packets, so that every packet of an eager message but its
+ * last is full and a network wire sends them as one segmented run; at
+ * most a BIP small message. */
+static size_t eager_piece(size_t chunk)
+{
+	if (!chunk || chunk >= BIP_SMALL_MAX)
+		return BIP_SMALL_MAX;
+	return BIP_SMALL_MAX / chunk * chunk;
+}
+
 /* Every rank publishes its card (what its peers must know of it, then
  * BIP's card); each reads every card, then connects every other rank and
  * agrees with it on the pair's credits. */
@@ -303,6 +332,14 @@ int MPIDI_BIP_init_world(void)
 			goto fn_fail;
 		}
 		MPIDI_BIP_credits_agree(i, (int)theirs[i].credits);
+		/* Hosts as the launcher placed the ranks. */
+		if (MPIR_Process.node_map[i] != MPIR_Process.node_map[rank]) {
+			size_t chunk = 0;
+
+			(void)bip_peer_chunk(g->ep, i, &chunk);
+			g->peers[i].eager_max = g->eager_limit;
+			g->peers[i].piece = eager_piece(chunk);
+		}
 	}
 fn_exit:
 	MPL_free(theirs);
@@ -354,7 +391,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		strncat(why, ")", sizeof(why) - strlen(why) - 1);
 	bip_get_counters(g->ep, &b);
 	fprintf(stderr,
-		"bip netmod rank %d: short %llu, three-way %llu, rendezvous %llu "
+		"bip netmod rank %d: short %llu, eager %llu, three-way %llu, "
+		"rendezvous %llu "
 		"(synchronous %llu, fragments %llu), credits-only %llu (N=%s), "
 		"unexpected %llu (max queued %u), active messages inline %llu, "
 		"announced %llu, to self %llu, send FIFO max %u, receive FIFO max %u, "
@@ -364,6 +402,7 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		"%llu, segmented runs %llu sent %llu received\n",
 		MPIR_Process.rank,
 		(unsigned long long)c->sent[MPIDI_BIP_PROTO_SHORT],
+		(unsigned long long)c->sent[MPIDI_BIP_PROTO_EAGER],
 		(unsigned long long)c->sent[MPIDI_BIP_PROTO_3WAY],
 		(unsigned long long)c->sent[MPIDI_BIP_PROTO_RNDV],
 		(unsigned long long)c->ssend,

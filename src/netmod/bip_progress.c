@@ -97,15 +97,24 @@ static int am_handler_ok(unsigned id)
 }
 
 /* The request an answer names, by its handle: it must be a live request
- * of ours of that kind, to that node, and the bytes asked for within it. */
+ * of ours of that kind, to that node, and the bytes asked for within it.
+ * The pieces of an eager message: one message at a time from a peer, no
+ * byte beyond its size. */
 static int named_request(int node, const MPIDI_BIP_ctl_msg_t *m,
 			 MPIR_Request **req_p)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	const MPIDI_BIP_eager_t *e = &g->peers[node].eager;
 	MPIR_Request *req;
 	uint64_t data_sz;
 
 	switch (m->h.type) {
+	case MPIDI_BIP_CTL_EAGER:
+		return e->active ? MPIDI_BIP_CTL_DROP_PIECE : MPIDI_BIP_CTL_OK;
+	case MPIDI_BIP_CTL_MORE:
+		return !e->active || m->h.len > e->data_sz - e->got
+			       ? MPIDI_BIP_CTL_DROP_PIECE
+			       : MPIDI_BIP_CTL_OK;
 	case MPIDI_BIP_CTL_ACK:
 		req = MPIDI_BIP_handle_get(&g->sends, m->ack.sreq);
 		if (!req || req->dev.ch4.netmod.bip.node != node)
@@ -162,6 +171,12 @@ static int dispatch(int node, const void *msg, size_t len)
 	case MPIDI_BIP_CTL_RTS3:
 	case MPIDI_BIP_CTL_RNDV:
 		mpi_errno = MPIDI_BIP_recv_rts(node, &m.rts);
+		break;
+	case MPIDI_BIP_CTL_EAGER:
+		mpi_errno = MPIDI_BIP_recv_eager(node, &m.rts, payload);
+		break;
+	case MPIDI_BIP_CTL_MORE:
+		mpi_errno = MPIDI_BIP_recv_more(node, &m.h, payload);
 		break;
 	case MPIDI_BIP_CTL_ACK:
 		mpi_errno = MPIDI_BIP_send_ack(node, req, &m.ack);

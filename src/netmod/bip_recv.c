@@ -16,6 +16,9 @@
  *          tag.
  *   RNDV   answer only when a receive matches; then one ACK per fragment,
  *          the next once the previous arrived.
+ *   EAGER  the first piece of a message sent whole: into the matching
+ *          receive, else into a temporary buffer, as three-way data; its
+ *          MORE pieces follow it from that peer with nothing between.
  */
 #include "mpidimpl.h"
 #include "bip_state.h"
@@ -245,9 +248,9 @@ static int recv_nothing(MPIR_Request *rreq, int node, uint64_t sreq)
 
 /* --- three-way ----------------------------------------------------------- */
 
-static int rreq_3way_done(MPIDI_BIP_lrecv_t *lr, int err)
+/* The data of a matched receive landed (or never will: err). */
+static int rreq_landed(MPIR_Request *rreq, int err)
 {
-	MPIR_Request *rreq = lr->arg;
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
 
 	if (err)
@@ -255,11 +258,15 @@ static int rreq_3way_done(MPIDI_BIP_lrecv_t *lr, int err)
 	return recv_finish(rreq, r->rank, r->tag, r->pack, r->data_sz);
 }
 
-/* A three-way message that arrived unexpected is complete: hand it to the
- * receive that matched meanwhile, or keep it for the one to come. */
-static int unexp_3way_done(MPIDI_BIP_lrecv_t *lr, int err)
+static int rreq_3way_done(MPIDI_BIP_lrecv_t *lr, int err)
 {
-	MPIDI_BIP_unexp_t *u = lr->arg;
+	return rreq_landed(lr->arg, err);
+}
+
+/* A message that arrived unexpected is complete: hand it to the receive
+ * that matched meanwhile, or keep it for the one to come. */
+static int unexp_landed(MPIDI_BIP_unexp_t *u, int err)
+{
 	int mpi_errno;
 
 	if (!u->rreq) {
@@ -276,6 +283,82 @@ static int unexp_3way_done(MPIDI_BIP_lrecv_t *lr, int err)
 	MPL_free(u->data);
 	MPL_free(u);
 	return mpi_errno;
+}
+
+static int unexp_3way_done(MPIDI_BIP_lrecv_t *lr, int err)
+{
+	return unexp_landed(lr->arg, err);
+}
+
+/* --- eager, in pieces ------------------------------------------------------ */
+
+/* A piece's bytes go where the message lands; past what the receive holds
+ * they are dropped (it is truncated). */
+static int eager_piece(MPIDI_BIP_eager_t *e, const void *data, size_t len)
+{
+	if (e->got < e->cap)
+		memcpy(e->dst + e->got, data, MPL_MIN(len, e->cap - e->got));
+	e->got += len;
+	if (e->got < e->data_sz)
+		return MPI_SUCCESS;
+	e->active = false;
+	return e->rreq ? rreq_landed(e->rreq, MPI_SUCCESS)
+		       : unexp_landed(e->u, MPI_SUCCESS);
+}
+
+/* The peer died with its eager message half here. */
+static int eager_fail(MPIDI_BIP_eager_t *e, int err)
+{
+	if (!e->active)
+		return MPI_SUCCESS;
+	e->active = false;
+	return e->rreq ? rreq_landed(e->rreq, err) : unexp_landed(e->u, err);
+}
+
+int MPIDI_BIP_recv_eager(int node, const MPIDI_BIP_ctl_rts_t *rts,
+			 const void *data)
+{
+	MPIDI_BIP_eager_t *e = &MPIDI_BIP_global.peers[node].eager;
+	MPIR_Request *rreq = posted_take(rts->h.ctx, rts->h.rank, rts->h.tag);
+	MPIDI_BIP_unexp_t *u;
+	int mpi_errno = MPI_SUCCESS;
+
+	*e = (MPIDI_BIP_eager_t){ .data_sz = rts->data_sz, .rreq = rreq };
+	if (rreq) {
+		MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
+
+		r->rank = rts->h.rank;
+		r->tag = rts->h.tag;
+		r->data_sz = rts->data_sz;
+		e->dst = recv_landing(rreq, rts->data_sz);
+		e->cap = r->cap;
+		MPIR_ERR_CHKANDJUMP(!e->dst && e->cap, mpi_errno,
+				    MPI_ERR_OTHER, "**nomem");
+	} else {
+		u = unexp_new(node, &rts->h, rts->data_sz, 0);
+		MPIR_ERR_CHKANDJUMP(!u, mpi_errno, MPI_ERR_OTHER, "**nomem");
+		/* Its data comes after its envelope, as a three-way one's. */
+		u->type = MPIDI_BIP_CTL_RTS3;
+		u->data = MPL_malloc(MPL_MAX(rts->data_sz, 1), MPL_MEM_BUFFER);
+		MPIR_ERR_CHKANDJUMP(!u->data, mpi_errno, MPI_ERR_OTHER,
+				    "**nomem");
+		e->u = u;
+		e->dst = u->data;
+		e->cap = rts->data_sz;
+	}
+	e->active = true;
+	return eager_piece(e, data, rts->h.len);
+fn_fail:
+	return mpi_errno;
+}
+
+/* (bip_progress.c checked that it belongs to an eager message in flight,
+ * within its size.) */
+int MPIDI_BIP_recv_more(int node, const MPIDI_BIP_ctl_t *more,
+			const void *data)
+{
+	return eager_piece(&MPIDI_BIP_global.peers[node].eager, data,
+			   more->len);
 }
 
 /* --- rendezvous ---------------------------------------------------------- */
@@ -352,7 +435,7 @@ static int take_unexp(MPIR_Request *rreq, MPIDI_BIP_unexp_t *u)
 		break;
 	case MPIDI_BIP_CTL_RTS3:
 		if (!u->arrived) {
-			u->rreq = rreq; /* unexp_3way_done finishes it */
+			u->rreq = rreq; /* unexp_landed finishes it */
 			return MPI_SUCCESS;
 		}
 		mpi_errno = recv_finish(rreq, u->rank, u->tag, u->data,
@@ -449,7 +532,7 @@ int MPIDI_BIP_recv_peer_failed(int node, int err)
 	for (MPIDI_BIP_unexp_t *u = g->unexp_head; u; u = u->next)
 		if (u->node == node && u->type == MPIDI_BIP_CTL_RNDV)
 			u->failed = true;
-	return MPI_SUCCESS;
+	return eager_fail(&g->peers[node].eager, err);
 }
 
 /* --- the MPI calls ------------------------------------------------------- */

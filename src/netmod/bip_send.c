@@ -3,7 +3,10 @@
  *
  * The protocol is chosen by size (MPI-BIP, section 3.3): up to the short
  * limit the data travels inside one control message and the send completes
- * at once; below the rendezvous threshold the three-way protocol announces
+ * at once; to a peer on another host, up to the eager limit, it travels in
+ * several (EAGER, then MOREs) and completes at once too, since there the
+ * three-way protocol's extra round trip costs more than the copies of
+ * the pieces; below the rendezvous threshold the three-way protocol announces
  * the message (RTS3) and sends it when the receiver's ACK names a BIP tag;
  * above it, and for every synchronous send, the rendezvous protocol (RNDV)
  * sends one fragment per ACK, which the receiver gives only once a receive
@@ -33,6 +36,57 @@ static int send_short(int node, MPIDI_BIP_ctl_t *h, const void *buf,
 	if (mpi_errno)
 		return mpi_errno;
 	return MPIDI_BIP_ctl_sendv(node, h, sizeof(*h), packed_data, data_sz);
+}
+
+/* Eager: the whole message at once, one control message per piece, back
+ * to back in the peer's order (its send FIFO keeps them so), so that
+ * nothing else from us comes between them. Every piece but the last has
+ * the peer's piece size: whole packets of its wire. */
+static int send_eager(int node, MPIDI_BIP_ctl_rts_t *rts, const void *buf,
+		      MPI_Aint count, MPI_Datatype datatype, size_t data_sz,
+		      bool contig, MPI_Aint true_lb)
+{
+	const char *data = MPIR_get_contig_ptr(buf, true_lb);
+	size_t piece = MPIDI_BIP_global.peers[node].piece;
+	size_t n = MPL_MIN(data_sz, piece - sizeof(*rts));
+	char *pack = NULL;
+	MPI_Aint packed;
+	int mpi_errno;
+
+	if (!contig) {
+		pack = MPL_malloc(data_sz, MPL_MEM_BUFFER);
+		if (!pack)
+			return MPIR_Err_create_code(MPI_SUCCESS,
+						    MPIR_ERR_RECOVERABLE,
+						    __func__, __LINE__,
+						    MPI_ERR_OTHER, "**nomem",
+						    0);
+		mpi_errno = MPIR_Typerep_pack(buf, count, datatype, 0, pack,
+					      (MPI_Aint)data_sz, &packed);
+		if (mpi_errno)
+			goto fn_exit;
+		data = pack;
+	}
+	rts->h.type = MPIDI_BIP_CTL_EAGER;
+	rts->h.len = (uint32_t)n;
+	rts->data_sz = data_sz;
+	mpi_errno = MPIDI_BIP_ctl_sendv_more(node, rts, sizeof(*rts), data, n);
+	for (size_t off = n; !mpi_errno && off < data_sz; off += n) {
+		MPIDI_BIP_ctl_t more = { .type = MPIDI_BIP_CTL_MORE };
+
+		n = MPL_MIN(data_sz - off, piece - sizeof(more));
+		more.len = (uint32_t)n;
+		mpi_errno = off + n < data_sz
+				    ? MPIDI_BIP_ctl_sendv_more(node, &more,
+							       sizeof(more),
+							       data + off, n)
+				    : MPIDI_BIP_ctl_sendv(node, &more,
+							  sizeof(more),
+							  data + off, n);
+	}
+fn_exit:
+	MPL_free(pack);
+	return mpi_errno;
 }
 
 /* A request that completed at once with node's failure: MPI_Isend to a
@@ -77,7 +131,9 @@ int MPIDI_BIP_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
 	if (sync || data_sz >= g->rndv_threshold)
 		proto = MPIDI_BIP_PROTO_RNDV;
 	else if (data_sz > g->short_limit)
-		proto = MPIDI_BIP_PROTO_3WAY;
+		proto = data_sz <= g->peers[node].eager_max
+				? MPIDI_BIP_PROTO_EAGER
+				: MPIDI_BIP_PROTO_3WAY;
 	else
 		proto = MPIDI_BIP_PROTO_SHORT;
 
@@ -94,12 +150,19 @@ int MPIDI_BIP_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
 	}
 	g->cnt.sent[proto]++;
 	g->cnt.ssend += sync;
-	if (proto == MPIDI_BIP_PROTO_SHORT) {
+	if (proto == MPIDI_BIP_PROTO_SHORT || proto == MPIDI_BIP_PROTO_EAGER) {
 		/* BIP copied the data: the send is complete locally (unless
 		 * the peer turned out to be dead). */
-		rts.h.type = MPIDI_BIP_CTL_SHORT;
-		mpi_errno = send_short(node, &rts.h, buf, count, datatype,
-				       data_sz, dt_contig, true_lb);
+		if (proto == MPIDI_BIP_PROTO_SHORT) {
+			rts.h.type = MPIDI_BIP_CTL_SHORT;
+			mpi_errno = send_short(node, &rts.h, buf, count,
+					       datatype, data_sz, dt_contig,
+					       true_lb);
+		} else {
+			mpi_errno = send_eager(node, &rts, buf, count,
+					       datatype, data_sz, dt_contig,
+					       true_lb);
+		}
 		MPIR_ERR_CHECK(mpi_errno);
 		if (g->peers[node].failed)
 			mpi_errno = MPIDI_BIP_failed_request(

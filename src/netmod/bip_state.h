@@ -17,6 +17,8 @@ enum MPIDI_BIP_proto {
 	MPIDI_BIP_PROTO_SHORT,
 	MPIDI_BIP_PROTO_3WAY,
 	MPIDI_BIP_PROTO_RNDV,
+	MPIDI_BIP_PROTO_EAGER,
+	MPIDI_BIP_NPROTOS
 };
 
 /* A control message waiting in a FIFO (to a peer, or to ourselves). */
@@ -69,6 +71,17 @@ typedef struct MPIDI_BIP_lsend {
 	void *arg;
 } MPIDI_BIP_lsend_t;
 
+/* The eager message from a peer whose pieces are coming: its bytes land in
+ * dst (the matched receive's buffer, or an unexpected message's) up to
+ * cap, the rest of a truncated message is counted and dropped. */
+typedef struct {
+	bool active;
+	uint64_t data_sz, got, cap;
+	char *dst;
+	MPIR_Request *rreq;   /* matched: it completes with the last piece */
+	MPIDI_BIP_unexp_t *u; /* else the unexpected message it fills */
+} MPIDI_BIP_eager_t;
+
 /* Credits and the send FIFO toward one peer (section 3.5). */
 typedef struct {
 	bool failed;          /* the peer died or left: nothing more to it */
@@ -77,6 +90,9 @@ typedef struct {
 	int owed;             /* B(i<-j): consumed, credits not yet returned */
 	bool credits_due;     /* a credits-only message waits for a send slot */
 	uint64_t rts3_max;    /* the largest three-way message it sends */
+	size_t eager_max;     /* the largest we send it eagerly, 0: none */
+	size_t piece;         /* bytes of each eager piece, header included */
+	MPIDI_BIP_eager_t eager; /* its eager message in flight to us */
 	MPIDI_BIP_ctlq_t *head, *tail;
 	uint32_t pid;         /* its process and host, from its card: */
 	char host[MPIDI_BIP_HOST_MAX]; /* named when it is gone */
@@ -84,7 +100,7 @@ typedef struct {
 
 /* What each protocol did, printed at finalize on request. */
 typedef struct {
-	uint64_t sent[3];        /* by enum MPIDI_BIP_proto */
+	uint64_t sent[MPIDI_BIP_NPROTOS]; /* by enum MPIDI_BIP_proto */
 	uint64_t ssend;          /* synchronous sends (always rendezvous) */
 	uint64_t fragments;      /* rendezvous fragments */
 	uint64_t credits_only;   /* credits-only messages sent */
@@ -105,6 +121,7 @@ typedef struct {
 	/* limits, from the CVARs at init */
 	size_t short_limit;             /* largest SHORT payload */
 	size_t rndv_threshold;          /* smallest rendezvous message */
+	size_t eager_limit;             /* largest eager one, other hosts */
 	size_t fragment;                /* rendezvous fragment */
 	int accept;                     /* credits we can take from a peer */
 	unsigned sfifo_limit, rfifo_limit;
@@ -166,6 +183,9 @@ int MPIDI_BIP_failed_request(int kind, MPIR_Comm *comm, int node,
 int MPIDI_BIP_ctl_send(int node, void *msg, size_t len);
 int MPIDI_BIP_ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
 			size_t data_len);
+/* The same, when another message to node follows at once. */
+int MPIDI_BIP_ctl_sendv_more(int node, void *hdr, size_t hdr_len,
+			     const void *data, size_t data_len);
 void MPIDI_BIP_ctl_arrived(int node, const MPIDI_BIP_ctl_t *ctl);
 int MPIDI_BIP_ctl_consumed(int node, const MPIDI_BIP_ctl_t *ctl);
 int MPIDI_BIP_send_fifo_drain(int *progress);
@@ -196,6 +216,10 @@ int MPIDI_BIP_lsends_move(void *arg, const char *from, const char *to);
 int MPIDI_BIP_recv_short(int node, const MPIDI_BIP_ctl_t *ctl,
 			 const void *data);
 int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts);
+int MPIDI_BIP_recv_eager(int node, const MPIDI_BIP_ctl_rts_t *rts,
+			 const void *data);
+int MPIDI_BIP_recv_more(int node, const MPIDI_BIP_ctl_t *more,
+			const void *data);
 int MPIDI_BIP_send_ack(int node, MPIR_Request *sreq,
 		       const MPIDI_BIP_ctl_ack_t *ack);
 int MPIDI_BIP_am_arrived(int node, const MPIDI_BIP_ctl_am_t *am,

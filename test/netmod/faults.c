@@ -17,6 +17,11 @@
  *              a death by signal on one host for the job's end) while
  *              rank 0 only waits to receive from it: the receive fails with MPIX_ERR_PROC_FAILED and a
  *              message that names rank 1, its pid and its host.
+ *   dead-eager rank 1 dies after the first piece of an eager message
+ *              left (run with every rank on a host of its own and 2
+ *              credits: the other pieces wait for credits): rank 0's
+ *              receive, matched by that piece, fails with
+ *              MPIX_ERR_PROC_FAILED instead of waiting for the rest.
  *   fifo-full  3 ranks, 2 credits, one BIP tag, a receive FIFO of one: rank
  *              2 keeps the tag busy (its rendezvous is matched, then it
  *              sleeps); rank 1's second three-way announcement finds the
@@ -223,6 +228,32 @@ static void dead_recv(void)
 	_exit(0);
 }
 
+static void dead_eager(void)
+{
+	enum { N = 10000 };
+	static char buf[N];
+	MPI_Request req;
+	int rc, cls;
+
+	CHECK(size == 2, "run on 2 ranks");
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	if (rank == 0)
+		MPI_Irecv(buf, N, MPI_CHAR, 1, 0, MPI_COMM_WORLD, &req);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 1) {
+		MPI_Isend(buf, N, MPI_CHAR, 0, 0, MPI_COMM_WORLD, &req);
+		printf("rank 1: sent the first piece, dies\n");
+		fflush(stdout);
+		_exit(0);
+	}
+	rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+	MPI_Error_class(rc, &cls);
+	printf("rank 0: eager receive from the dead rank: class %d\n", cls);
+	CHECK(cls == MPIX_ERR_PROC_FAILED, "error class %d", cls);
+	fflush(stdout);
+	_exit(0);
+}
+
 static void fifo_full(void)
 {
 	enum { BIG = 300000, MID = 10000 };
@@ -288,6 +319,8 @@ int main(int argc, char **argv)
 		dead_long();
 	else if (strcmp(mode, "dead-recv") == 0)
 		dead_recv();
+	else if (strcmp(mode, "dead-eager") == 0)
+		dead_eager();
 	else if (strcmp(mode, "fifo-full") == 0)
 		fifo_full();
 	else

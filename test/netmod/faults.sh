@@ -53,6 +53,16 @@ pid=$(echo "$out" | sed -n 's/^rank 1: pid \([0-9]*\) dies$/\1/p')
 echo "$out" | grep -q "Rank 1 (pid $pid on host .*) died or stopped answering (BIP wire shm)" ||
 	{ echo "FAILED: the error does not name the dead rank's pid and host"; exit 1; }
 
+# A rank dies with the rest of its eager message unsent (every rank a host
+# of its own: udp; the first piece matched a receive): it fails.
+echo "+ mpiexec -disable-auto-cleanup -n 2 faults dead-eager"
+out=$(MPIR_CVAR_NOLOCAL=1 MPIR_CVAR_CH4_BIP_CREDITS=2 BIP_PEER_TIMEOUT_MS=1000 \
+	MPIR_CVAR_CH4_BIP_SHORT_LIMIT=100 timeout 60 "$MPIEXEC" \
+	-disable-auto-cleanup -n 2 "$W/faults" dead-eager 2>&1)
+echo "$out"
+echo "$out" | grep -q "rank 0: eager receive from the dead rank: class" ||
+	{ echo "FAILED: a half-sent eager message did not fail its receive"; exit 1; }
+
 # A control message whose handling fails (the receive FIFO is full) gives
 # its credit back all the same: the sender's next message gets through.
 MPIR_CVAR_CH4_BIP_CREDITS=2 BIP_LONG_TAGS=1 MPIR_CVAR_CH4_BIP_RECV_FIFO_MAX=1 \

@@ -5,7 +5,8 @@
  * well-formed BIP small messages whose control headers lie - sizes beyond
  * any buffer, offsets that wrap, request handles that name nothing (or a
  * pointer of this process), credits the receiver never gave, handlers that
- * do not exist, unknown types, lengths that disagree with the type. The
+ * do not exist, unknown types, lengths that disagree with the type, eager
+ * pieces that belong to no message. The
  * receiver must drop and count each one, and go on working.
  */
 #define _GNU_SOURCE
@@ -83,6 +84,23 @@ static void inject(sendv_fn real, bip_ep_t *ep, int node)
 		bytes[0] = (char)MPIDI_BIP_CTL_RTS3;
 		send_raw(real, ep, node, bytes, 3); /* shorter than a header */
 		n += 7;
+	}
+	{
+		/* Eager pieces: a size beyond the three-way limit, a first
+		 * piece larger than its message, a piece of no message. */
+		MPIDI_BIP_ctl_rts_t eager = { .h.type = MPIDI_BIP_CTL_EAGER,
+					      .data_sz = ~0ull };
+		MPIDI_BIP_ctl_t more = { .type = MPIDI_BIP_CTL_MORE, .len = 8 };
+
+		memcpy(bytes, &eager, sizeof(eager));
+		send_raw(real, ep, node, bytes, sizeof(eager));
+		eager.h.len = 8;
+		eager.data_sz = 4;
+		memcpy(bytes, &eager, sizeof(eager));
+		send_raw(real, ep, node, bytes, sizeof(eager) + 8);
+		memcpy(bytes, &more, sizeof(more));
+		send_raw(real, ep, node, bytes, sizeof(more) + 8);
+		n += 3;
 	}
 	fprintf(stderr, "hostile peer: sent %d forged control messages to "
 			"node %d\n",

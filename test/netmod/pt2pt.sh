@@ -3,7 +3,8 @@
 # switch points, wildcards, probe, cancel, an isend storm, all-to-all) with
 # the default CVARs on 1, 2 and 4 ranks, then with tiny thresholds and N = 2
 # credits so that every mechanism runs often (the counters printed at
-# finalize must show it); bad settings must fail with a clear error; and
+# finalize must show it), and with every rank on a host of its own for the
+# eager protocol; bad settings must fail with a clear error; and
 # MPI_THREAD_MULTIPLE.
 . "$top_srcdir/test/netmod/lib.sh"
 t="$top_srcdir/test/netmod"
@@ -41,6 +42,21 @@ for c in short three-way rendezvous synchronous fragments credits-only \
 	positive "$c"
 done
 echo "$out" | grep -q "(N=2)" || { echo "FAILED: N is not 2"; exit 1; }
+e=$(counter eager)
+[ -n "$e" ] && [ "$(echo "$e" | grep -cvx 0)" = 0 ] ||
+	{ echo "FAILED: eager sends between ranks of one host: $e"; exit 1; }
+
+# Every rank a host of its own (MPICH's node map; BIP then takes udp):
+# mid-size messages go eagerly, in pieces of 1-6 packets behind 4 credits.
+MPIR_CVAR_NOLOCAL=1 MPIR_CVAR_CH4_BIP_SHORT_LIMIT=100 \
+MPIR_CVAR_CH4_BIP_EAGER_LIMIT=20000 MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD=30000 \
+MPIR_CVAR_CH4_BIP_CREDITS=4 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+	mpirun 3 "$W/test_pt2pt" 3000
+echo "$out" | grep -q "passed on 3 ranks" ||
+	{ echo "FAILED: test_pt2pt with eager pieces between hosts"; exit 1; }
+for c in eager "segmented runs"; do
+	positive "$c"
+done
 # Credits keep BIP's queue from overflowing: no NACK, no overflow.
 for c in "small-queue overflows" "NACKs"; do
 	v=$(counter "$c")

@@ -127,6 +127,31 @@ static void test_decode(void)
 	expect(buf, sizeof(am) + 7, 0, "announced active message");
 	expect(buf, sizeof(am) + 8, MPIDI_BIP_CTL_DROP_LENGTH,
 	       "announcement with a tail");
+	/* Eager pieces: the first within the sender's three-way limit and
+	 * its own size, carrying h.len bytes; the next ones bytes only. */
+	rts = (MPIDI_BIP_ctl_rts_t){ .h.type = MPIDI_BIP_CTL_EAGER,
+				     .h.len = 100, .data_sz = 1000 };
+	memcpy(buf, &rts, sizeof(rts));
+	expect(buf, sizeof(rts) + 100, 0, "eager, first piece");
+	expect(buf, sizeof(rts) + 99, MPIDI_BIP_CTL_DROP_LENGTH,
+	       "eager piece short of data");
+	rts.data_sz = 1001;
+	memcpy(buf, &rts, sizeof(rts));
+	expect(buf, sizeof(rts) + 100, MPIDI_BIP_CTL_DROP_SIZE,
+	       "eager beyond the sender's three-way limit");
+	rts.data_sz = 99;
+	memcpy(buf, &rts, sizeof(rts));
+	expect(buf, sizeof(rts) + 100, MPIDI_BIP_CTL_DROP_SIZE,
+	       "first piece larger than its message");
+	h = (MPIDI_BIP_ctl_t){ .type = MPIDI_BIP_CTL_MORE, .len = 50 };
+	memcpy(buf, &h, sizeof(h));
+	expect(buf, sizeof(h) + 50, 0, "next piece");
+	expect(buf, sizeof(h) + 51, MPIDI_BIP_CTL_DROP_LENGTH,
+	       "next piece with a tail");
+	h.len = 0;
+	memcpy(buf, &h, sizeof(h));
+	expect(buf, sizeof(h), MPIDI_BIP_CTL_DROP_LENGTH, "empty piece");
+
 	CHECK(strcmp(MPIDI_BIP_ctl_drop_name(99), "INVALID") == 0 &&
 		      strcmp(MPIDI_BIP_ctl_type_name(MPIDI_BIP_CTL_ACK),
 			     "ACK") == 0,
