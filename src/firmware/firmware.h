@@ -63,6 +63,9 @@ enum bipfw_wire_scope {
 };
 
 #define BIPFW_WIRE_LOSSY 0x1 /* may lose, corrupt, duplicate or reorder */
+/* The kernel segments and coalesces its runs of packets (UDP GSO/GRO):
+ * long data is cheaper by it than by a wire that pays per packet. */
+#define BIPFW_WIRE_BULK 0x2
 
 /*
  * A wire class: one per kind of link (src/firmware/wire/<name>.c). The NIC
@@ -97,6 +100,11 @@ struct bipfw_wire_class {
 	struct bip_pkt_hdr *(*reserve)(void *ctx, int peer, size_t len);
 	void (*commit)(void *ctx, int peer, struct bip_pkt_hdr *pkt,
 		       size_t len);
+	/* Commit with the len payload bytes left where they are (reserve
+	 * was asked for len): the caller keeps them unchanged until the next
+	 * flush. NULL: the caller copies them behind the header. */
+	void (*commit_ref)(void *ctx, int peer, struct bip_pkt_hdr *pkt,
+			   const void *payload, size_t len);
 	/* Push out what commit batched; NULL if commit sends at once. */
 	void (*flush)(void *ctx);
 	/* The header may sit unaligned (a segment of a GRO run) and in
@@ -186,11 +194,15 @@ int bipfw_connect(struct bipfw *fw, int peer, const char *cards,
 		  bool same_host);
 /* Put a peer on an open wire (tests, whose wires need no card). */
 int bipfw_port_set(struct bipfw *fw, int peer, unsigned wire);
+/* Carry the peer's messages wider than a packet by a second open wire
+ * (tests; bipfw_connect does it by BIP_BULK). */
+int bipfw_bulk_set(struct bipfw *fw, int peer, unsigned wire);
 /* The wire a peer uses, and why it was chosen (NULL if not connected). */
 const char *bipfw_port_name(const struct bipfw *fw, int peer,
 			    const char **why);
-/* Message bytes per packet to peer on its wire (wider small messages go
- * in pieces of that size); 0 if it is not connected. */
+/* Message bytes per packet to peer on the wire that carries messages
+ * wider than one packet (they go in pieces of that size); 0 if it is not
+ * connected. */
 size_t bipfw_port_chunk(const struct bipfw *fw, int peer);
 /* Remove what crashed processes of a job left behind, on every wire. */
 int bipfw_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes);

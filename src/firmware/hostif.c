@@ -138,7 +138,10 @@ int bipfw_rebase_send(struct bipfw *fw, unsigned slot, uint32_t gen,
 	if (s->gen != gen || !s->is_long || s->state == BIPFW_SEND_FREE ||
 	    s->state == BIPFW_SEND_DONE)
 		return -BIP_ENOREQ;
-	/* Packets not yet sent, and resends, read the copy from now on. */
+	/* Packets not yet sent, and resends, read the copy from now on;
+	 * those the wires hold by reference leave now, before the caller
+	 * lets the old buffer go. */
+	bipfw_tx_flush(fw);
 	s->buf = copy;
 	return 0;
 }

@@ -173,7 +173,7 @@ int bipfw_create(const struct bipfw_config *cfg, struct bipfw **fw_p)
 	for (size_t i = 0; i < n; i++) {
 		struct bipfw_peer *p = &fw->peers[i];
 
-		p->wire = BIPFW_NO_WIRE;
+		p->wire = p->bulk = p->path = BIPFW_NO_WIRE;
 		bipfw_rel_init(&p->tx, &p->rx, 0, cfg->retrans_min_us,
 			       cfg->retrans_us);
 		BIPFW_LIST_INIT(&p->fifo);

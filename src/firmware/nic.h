@@ -262,11 +262,18 @@ struct bipfw_port {
 	bool lossy;      /* checksums, timers */
 	size_t chunk;    /* long data per packet */
 	unsigned npeers; /* peers it carries: one nobody uses is not polled */
+	unsigned nbulk;  /* peers whose wide messages only it carries... */
+	uint64_t hot_until; /* ...read every step until then, else now and
+			     * then (bulk runs announce themselves) */
+	char bulk_why[48];  /* bip_info's "why" for its bulk peers */
 };
 
 struct bipfw_peer {
 	uint8_t state;                /* enum bipfw_peer_state */
 	uint8_t wire;                 /* index in fw->wires, or NO_WIRE */
+	uint8_t bulk;                 /* wire for messages wider than a
+				       * packet, or NO_WIRE: see tx.c */
+	uint8_t path;                 /* wire our packets take now */
 	bool lossy;                   /* its wire's flag, cached */
 	const char *why;              /* why that wire (bip_info, logs) */
 	struct bipfw_rel_tx tx;
@@ -299,6 +306,7 @@ struct bipfw {
 	struct bipfw_port wires[BIPFW_WIRES_MAX];
 	unsigned nwires;
 	unsigned forced;  /* BIP_WIRE: 0 auto, else class index + 1 */
+	bool bulk_auto;   /* BIP_BULK: wide messages by a bulk wire */
 	bool any_lossy;   /* some peer is on a lossy wire: run the timers */
 	unsigned fault_mask; /* packet types BIP_FAULT_* hit (1 << type) */
 	uint64_t fault_rng;  /* their seeded generator */
@@ -361,6 +369,13 @@ static inline const struct bipfw_port *bipfw_port_of(const struct bipfw *fw,
 						     int peer)
 {
 	return &fw->wires[fw->peers[peer].wire];
+}
+
+/* The wire our packets to a peer take now: its own, or its bulk wire. */
+static inline const struct bipfw_port *bipfw_path_of(const struct bipfw *fw,
+						     int peer)
+{
+	return &fw->wires[fw->peers[peer].path];
 }
 
 /* rx.c */

@@ -30,8 +30,11 @@ static const char *const wire_choices[] = { "auto", "shm", "eth", "udp",
 _Static_assert(sizeof(wire_choices) / sizeof(wire_choices[0]) == NCLASSES + 2,
 	       "BIP_WIRE lists every wire class");
 
+static const char *const bulk_choices[] = { "auto", "off", NULL };
+
 struct port_knobs {
 	unsigned wire;
+	unsigned bulk; /* index in bulk_choices */
 };
 
 static const struct bip_knob_def knobs[] = {
@@ -41,6 +44,13 @@ static const struct bip_knob_def knobs[] = {
 	    "packet sockets are allowed (CAP_NET_RAW), else udp." },
 	  BIP_KNOB_CHOICE, 0, 0, wire_choices,
 	  BIP_KNOB_UINT(struct port_knobs, wire) },
+	{ { "BIP_BULK", "auto|off", "auto",
+	    "auto: messages wider than one packet to a peer on eth go by udp "
+	    "when both ends have it (the kernel segments udp runs, eth pays "
+	    "per frame), the others by eth. off: every packet by the peer's "
+	    "wire." },
+	  BIP_KNOB_CHOICE, 0, 0, bulk_choices,
+	  BIP_KNOB_UINT(struct port_knobs, bulk) },
 };
 
 const struct bip_knob_table bipfw_port_knobs = BIP_KNOB_TABLE(knobs);
@@ -59,6 +69,8 @@ int bipfw_wire_add(struct bipfw *fw, const struct bipfw_wire_class *cls,
 	w->chunk = cls->chunk ? cls->chunk(ctx) : fw->cfg.packet_size;
 	if (w->chunk > fw->cfg.packet_size)
 		w->chunk = fw->cfg.packet_size;
+	snprintf(w->bulk_why, sizeof(w->bulk_why),
+		 "another host; wide messages by %s", cls->name);
 	return (int)fw->nwires++;
 }
 
@@ -82,6 +94,7 @@ int bipfw_wires_open(struct bipfw *fw, const struct bipfw_wire_params *params)
 	if (rc)
 		return rc;
 	fw->forced = k.wire;
+	fw->bulk_auto = k.bulk == 0;
 	wp.cnt = &fw->cnt;
 	for (unsigned i = 0; i < NCLASSES; i++) {
 		const struct bipfw_wire_class *cls = bipfw_wire_classes[i];
@@ -178,6 +191,21 @@ static bool card_for(const char *cards, const char *name, char *buf)
 	}
 }
 
+/* The peer's bulk wire: wire, or none (BIPFW_NO_WIRE). */
+static void bulk_take(struct bipfw *fw, int peer, unsigned wire)
+{
+	struct bipfw_peer *p = &fw->peers[peer];
+
+	if (p->bulk != BIPFW_NO_WIRE)
+		fw->wires[p->bulk].nbulk--;
+	p->bulk = (uint8_t)wire;
+	p->path = p->wire;
+	if (wire == BIPFW_NO_WIRE)
+		return;
+	fw->wires[wire].nbulk++;
+	p->why = fw->wires[wire].bulk_why;
+}
+
 static void port_take(struct bipfw *fw, int peer, unsigned wire,
 		      const char *why)
 {
@@ -191,6 +219,32 @@ static void port_take(struct bipfw *fw, int peer, unsigned wire,
 	p->why = why;
 	p->rx_at = bipfw_now_us();
 	fw->any_lossy |= p->lossy;
+	bulk_take(fw, peer, BIPFW_NO_WIRE);
+}
+
+/* A peer on a lossy wire that pays per packet gets, when BIP_BULK allows,
+ * a bulk wire as well: the first other open wire with BIPFW_WIRE_BULK
+ * whose card it published and that reaches it. Both must be lossy: the
+ * peer's reliability state spans the two. */
+static void bulk_connect(struct bipfw *fw, int peer, const char *cards)
+{
+	const struct bipfw_port *own = bipfw_port_of(fw, peer);
+	char card[WIRE_CARD_MAX];
+
+	if (!fw->bulk_auto || fw->forced || !own->lossy ||
+	    (own->cls->flags & BIPFW_WIRE_BULK))
+		return;
+	for (unsigned i = 0; i < fw->nwires; i++) {
+		const struct bipfw_port *w = &fw->wires[i];
+
+		if (!(w->cls->flags & BIPFW_WIRE_BULK) || !w->lossy ||
+		    !card_for(cards, w->cls->name, card))
+			continue;
+		if (w->cls->connect(w->ctx, peer, card) == 0) {
+			bulk_take(fw, peer, i);
+			return;
+		}
+	}
 }
 
 int bipfw_connect(struct bipfw *fw, int peer, const char *cards,
@@ -223,6 +277,7 @@ int bipfw_connect(struct bipfw *fw, int peer, const char *cards,
 			  fw->forced	       ? "forced by BIP_WIRE"
 			  : same_host	       ? "same host"
 			  : "another host");
+		bulk_connect(fw, peer, cards);
 		return 0;
 	}
 	if (fw->forced)
@@ -245,6 +300,18 @@ int bipfw_port_set(struct bipfw *fw, int peer, unsigned wire)
 	return 0;
 }
 
+int bipfw_bulk_set(struct bipfw *fw, int peer, unsigned wire)
+{
+	if (peer < 0 || peer >= fw->cfg.nnodes || peer == fw->cfg.node)
+		return -BIP_ENODE;
+	if (wire >= fw->nwires || fw->peers[peer].wire == BIPFW_NO_WIRE ||
+	    fw->peers[peer].wire == wire ||
+	    fw->wires[wire].lossy != fw->peers[peer].lossy)
+		return -BIP_EINVAL;
+	bulk_take(fw, peer, wire);
+	return 0;
+}
+
 const char *bipfw_port_name(const struct bipfw *fw, int peer,
 			    const char **why)
 {
@@ -261,7 +328,9 @@ size_t bipfw_port_chunk(const struct bipfw *fw, int peer)
 {
 	const struct bipfw_peer *p = &fw->peers[peer];
 
-	return p->wire == BIPFW_NO_WIRE ? 0 : fw->wires[p->wire].chunk;
+	if (p->wire == BIPFW_NO_WIRE)
+		return 0;
+	return fw->wires[p->bulk != BIPFW_NO_WIRE ? p->bulk : p->wire].chunk;
 }
 
 int bipfw_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes)
@@ -284,8 +353,8 @@ int bipfw_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes)
 }
 
 /* Sleep in poll() on the interrupt descriptor of each wire that carries a
- * peer (one alone sleeps its own way). A wire without one is looked at
- * again every millisecond. */
+ * peer or its wide messages (one alone sleeps its own way). A wire without
+ * one is looked at again every millisecond. */
 #define NO_FD_POLL_MS 1
 
 void bipfw_wires_wait(struct bipfw *fw, unsigned max_us)
@@ -296,7 +365,7 @@ void bipfw_wires_wait(struct bipfw *fw, unsigned max_us)
 	unsigned used = 0, last = 0;
 
 	for (unsigned i = 0; i < fw->nwires; i++)
-		if (fw->wires[i].npeers)
+		if (fw->wires[i].npeers || fw->wires[i].nbulk)
 			used++, last = i;
 	if (used == 1) {
 		fw->wires[last].cls->wait(fw->wires[last].ctx, max_us);
@@ -306,7 +375,7 @@ void bipfw_wires_wait(struct bipfw *fw, unsigned max_us)
 		const struct bipfw_port *w = &fw->wires[i];
 		int fd;
 
-		if (!w->npeers)
+		if (!w->npeers && !w->nbulk)
 			continue;
 		fd = w->cls->wait_fd ? w->cls->wait_fd(w->ctx) : -BIP_ESTATE;
 		armed[i] = w->cls->wait_fd != NULL;

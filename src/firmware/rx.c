@@ -38,9 +38,9 @@ static bool packet_valid(struct bipfw *fw, unsigned wire,
 	    h->type >= BIP_PKT_NTYPES || h->dst != c->node ||
 	    h->src >= c->nnodes || h->src == c->node || h->len > c->packet_size)
 		goto bad;
-	/* A connected peer speaks only on its own wire. */
+	/* A connected peer speaks only on its own wires. */
 	if (fw->peers[h->src].wire != BIPFW_NO_WIRE &&
-	    fw->peers[h->src].wire != wire)
+	    fw->peers[h->src].wire != wire && fw->peers[h->src].bulk != wire)
 		goto bad;
 	/* (An inline payload lies where a piece's offset would be.) */
 	if (h->type == BIP_PKT_SMALL && !(h->flags & BIP_PKTF_INLINE) &&
@@ -479,14 +479,32 @@ static int rx_wire(struct bipfw *fw, unsigned wire, unsigned budget)
 	return (int)n;
 }
 
+/* A wire that only carries bulk runs is read every BULK_LOOK_EVERY steps
+ * (a look at a socket is a system call, which the latency of the peer's
+ * own wire would pay on every poll), and on every step for BULK_HOT_US
+ * after a packet came by it. */
+#define BULK_LOOK_EVERY 16
+#define BULK_HOT_US 2000
+
 int bipfw_rx_run(struct bipfw *fw, unsigned budget)
 {
 	int n = 0;
 
 	/* A wire no peer uses is not read: what comes there waits for the
 	 * first peer to connect through it. */
-	for (unsigned i = 0; i < fw->nwires; i++)
-		if (fw->wires[i].npeers)
+	for (unsigned i = 0; i < fw->nwires; i++) {
+		struct bipfw_port *w = &fw->wires[i];
+		int got;
+
+		if (w->npeers) {
 			n += rx_wire(fw, i, budget);
+		} else if (w->nbulk && (fw->now < w->hot_until ||
+					fw->tick % BULK_LOOK_EVERY == 0)) {
+			got = rx_wire(fw, i, budget);
+			if (got)
+				w->hot_until = fw->now + BULK_HOT_US;
+			n += got;
+		}
+	}
 	return n;
 }

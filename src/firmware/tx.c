@@ -46,7 +46,10 @@ static bool fault(struct bipfw *fw, unsigned pct, unsigned type)
 	return true;
 }
 
-/* Write a packet into the room the wire reserved and commit it. */
+/* Write a packet into the room the wire reserved and commit it. The
+ * payload (a send slot's copy, a long send's buffer) stays put until its
+ * ack, so a wire that can send it from there (commit_ref) is spared the
+ * copy; a wire that batches sends it at its next flush, before any ack. */
 static int commit_copy(const struct bipfw_port *w, int peer,
 		       const struct bip_pkt_hdr *h, const void *payload,
 		       size_t trailing)
@@ -55,9 +58,13 @@ static int commit_copy(const struct bipfw_port *w, int peer,
 
 	if (!pkt)
 		return -BIP_EAGAIN;
+	memcpy(pkt, h, sizeof(*h));
+	if (trailing && w->cls->commit_ref) {
+		w->cls->commit_ref(w->ctx, peer, pkt, payload, trailing);
+		return 0;
+	}
 	if (trailing)
 		memcpy(pkt + 1, payload, trailing);
-	memcpy(pkt, h, sizeof(*h));
 	w->cls->commit(w->ctx, peer, pkt, trailing);
 	return 0;
 }
@@ -68,7 +75,7 @@ static int put_on_link(struct bipfw *fw, int peer, struct bip_pkt_hdr *h,
 		       const void *payload)
 {
 	struct bipfw_peer *p = &fw->peers[peer];
-	const struct bipfw_port *w = bipfw_port_of(fw, peer);
+	const struct bipfw_port *w = bipfw_path_of(fw, peer);
 	size_t trailing = h->flags & BIP_PKTF_INLINE ? 0 : h->len;
 
 	h->ack = p->rx.expected;
@@ -140,6 +147,26 @@ static void try_dma(struct bipfw *fw, int peer, struct bipfw_send *s)
 	fw->cnt.cma_transfers++;
 }
 
+/* A peer with a bulk wire: a message wider than one packet of its own
+ * wire goes by the bulk wire, whose kernel segments the run (less cost per
+ * byte); the others by its own (lower latency). The path changes only
+ * while nothing is in flight: go-back-N drops a packet that overtakes an
+ * earlier one, and two wires do not keep each other's order. So a wide
+ * packet waits for the acks of what is in flight on the own wire (a round
+ * trip, once per run), while a narrow one rides along a bulk run rather
+ * than wait. Returns the wire the next packet takes, or NULL: wait. */
+static const struct bipfw_port *take_path(struct bipfw *fw,
+					  struct bipfw_peer *p, bool wide)
+{
+	if (p->bulk != BIPFW_NO_WIRE) {
+		if (p->tx.una == p->tx.next)
+			p->path = wide ? p->bulk : p->wire;
+		else if (wide && p->path != p->bulk)
+			return NULL;
+	}
+	return &fw->wires[p->path];
+}
+
 /* Choose the next new packet for a peer into *e; returns false if none.
  * Order: CTS (a peer waits on it), then the FIFO, then long data. */
 static bool next_packet(struct bipfw *fw, int peer, struct bipfw_txent *e)
@@ -151,6 +178,8 @@ static bool next_packet(struct bipfw *fw, int peer, struct bipfw_txent *e)
 	*e = (struct bipfw_txent){ .slot = BIPFW_NONE };
 	if (p->cts.head != BIPFW_NONE) {
 		struct bipfw_lrecv *r = &fw->tags[p->cts.head];
+
+		(void)take_path(fw, p, false);
 
 		e->type = BIP_PKT_LONG_CTS;
 		e->tag = p->cts.head;
@@ -167,6 +196,7 @@ static bool next_packet(struct bipfw *fw, int peer, struct bipfw_txent *e)
 		return true;
 	}
 	if (p->refused.head != BIPFW_NONE) {
+		(void)take_path(fw, p, false);
 		e->type = BIP_PKT_LONG_CTS;
 		e->flags = BIP_PKTF_READY | BIP_PKTF_REFUSED;
 		e->msg_id = fw->rts[p->refused.head].msg_id;
@@ -178,8 +208,13 @@ static bool next_packet(struct bipfw *fw, int peer, struct bipfw_txent *e)
 		e->slot = i;
 		if (!s->is_long) {
 			/* Wider than the wire's packet: in pieces. */
-			size_t chunk = bipfw_port_of(fw, peer)->chunk;
+			bool wide = s->len > bipfw_port_of(fw, peer)->chunk;
+			const struct bipfw_port *w = take_path(fw, p, wide);
+			size_t chunk;
 
+			if (!w)
+				return false;
+			chunk = w->chunk;
 			e->type = BIP_PKT_SMALL;
 			e->offset = s->sent;
 			e->len = (uint32_t)(s->len - s->sent < chunk
@@ -188,6 +223,7 @@ static bool next_packet(struct bipfw *fw, int peer, struct bipfw_txent *e)
 			e->last = s->sent + e->len == s->len;
 			e->flags = e->last ? 0 : BIP_PKTF_MORE;
 		} else {
+			(void)take_path(fw, p, false);
 			e->type = BIP_PKT_LONG_RTS;
 			e->tag = s->tag;
 			e->msg_id = bipfw_msg_id(fw, i);
@@ -196,15 +232,18 @@ static bool next_packet(struct bipfw *fw, int peer, struct bipfw_txent *e)
 		return true;
 	}
 	if (p->stream.head != BIPFW_NONE) {
+		const struct bipfw_port *w = take_path(fw, p, true);
 		size_t chunk;
 
+		if (!w)
+			return false;
 		i = p->stream.head;
 		s = &fw->slots[i];
 		if (!s->sent && !s->direct)
 			try_dma(fw, peer, s);
 		chunk = s->direct ? 0 : s->len - s->sent;
-		if (chunk > bipfw_port_of(fw, peer)->chunk)
-			chunk = bipfw_port_of(fw, peer)->chunk;
+		if (chunk > w->chunk)
+			chunk = w->chunk;
 		e->slot = i;
 		e->type = BIP_PKT_LONG_DATA;
 		e->flags = s->direct ? BIP_PKTF_DIRECT : 0;
@@ -223,6 +262,7 @@ static bool next_packet(struct bipfw *fw, int peer, struct bipfw_txent *e)
 	if (p->close_due) {
 		/* Sequenced, so it is resent until acknowledged: it carries
 		 * our ack of the peer's last packets. */
+		(void)take_path(fw, p, false);
 		e->type = BIP_PKT_CLOSE;
 		return true;
 	}
@@ -353,7 +393,7 @@ void bipfw_tx_kick(struct bipfw *fw, int peer, bool flush)
 	if (p->state != BIPFW_PEER_LIVE || p->wire == BIPFW_NO_WIRE)
 		return;
 	tx_peer(fw, peer);
-	if (flush && bipfw_port_of(fw, peer)->cls->flush)
+	if (flush && bipfw_path_of(fw, peer)->cls->flush)
 		bipfw_tx_flush(fw);
 }
 

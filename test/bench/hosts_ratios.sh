@@ -2,7 +2,8 @@
 # hosts_ratios.sh PREFIX BUILDDIR - between two hosts (network namespaces
 # on this machine, as the multi-host tests make them: test/netmod/netns.sh)
 # the OSU-style benchmark (test/bench/mpi_bench.c, 1 rank per host) over
-# our MPI on each network wire (udp; eth: raw frames) and, when installed,
+# our MPI on each network wire (udp; eth: raw frames, with udp carrying
+# messages wider than a frame, BIP_BULK=auto) and, when installed,
 # over Debian's MPICH on TCP (UCX_TLS=tcp) and Open MPI on TCP (--mca btl
 # self,tcp), plus each wire's ping-pong floor (bip_floor -e/-u, -f/-F)
 # and our bandwidth with 1 % of the frames lost (nftables on the bridge).
@@ -46,9 +47,9 @@ fi
 # run PARTY OUT: one benchmark run across the two hosts, bounded in time.
 run() {
 	case $1 in
-	ours|lossy|eth)
+	ours|lossy|eth|elossy)
 		eth=off
-		[ "$1" = eth ] && eth=eth0
+		case $1 in eth|elossy) eth=eth0 ;; esac
 		set -- "$2" ip netns exec "$h0" env BIP_ETH_IFACE=$eth \
 			"$MPIEXEC" -launcher ssh \
 			-launcher-exec "$ssh_exec" -iface eth0 \
@@ -82,7 +83,8 @@ while [ $i -lt "$rounds" ]; do
 	for p in $parties; do
 		run "$p" "$W/$p.$i"
 	done
-	hosts_faults 1 0 && run lossy "$W/lossy.$i" && hosts_faults 0 0
+	hosts_faults 1 0 && run lossy "$W/lossy.$i" &&
+		run elossy "$W/elossy.$i" && hosts_faults 0 0
 	i=$((i + 1))
 done
 
@@ -123,7 +125,7 @@ for p in $parties; do
 	fi
 done
 lat=$(med ours 8 2) bw=$(med ours "$max" 3) lossy=$(med lossy "$max" 3)
-elat=$(med eth 8 2) ebw=$(med eth "$max" 3)
+elat=$(med eth 8 2) ebw=$(med eth "$max" 3) elossy=$(med elossy "$max" 3)
 awk -v lat="$lat" -v fl="$floor" -v elat="$elat" -v ffl="$ffloor" 'BEGIN {
 	printf "8 B latency, udp: %.3f us; udp floor %.3f us: ratio %.2f (goal <= 1.5)\n", lat, fl, lat / fl
 	if (elat > 0 && ffl > 0)
@@ -136,5 +138,5 @@ if [ -n "$best_lat" ]; then
 		printf "%d B bandwidth: udp %.0f, eth %.0f MB/s vs the best TCP peer %.0f MB/s: ratios %.2f, %.2f (goal >= 1.0)\n", n, bw, ebw, bb, bw / bb, ebw / bb }'
 fi
 [ -z "$lossy" ] ||
-	awk -v bw="$bw" -v l="$lossy" -v n="$max" 'BEGIN {
-		printf "%d B bandwidth with 1 %% of the frames lost: %.0f MB/s, %.2f x lossless (goal >= 0.5)\n", n, l, l / bw }'
+	awk -v bw="$bw" -v l="$lossy" -v ebw="$ebw" -v el="$elossy" -v n="$max" 'BEGIN {
+		printf "%d B bandwidth with 1 %% of the frames lost: udp %.0f MB/s, %.2f x lossless; eth %.0f MB/s, %.2f x lossless (goal >= 0.5)\n", n, l, l / bw, el, (ebw > 0 ? el / ebw : 0) }'

@@ -94,19 +94,32 @@ void simwire_free(struct simwire_net *net)
 	free(net);
 }
 
+static int attach(struct simwire_net *net, int node, struct bipfw *fw,
+		  size_t packet_size, size_t dma_min)
+{
+	struct simport *me = &net->ports[node];
+
+	me->dma_min = dma_min;
+	free(me->out);
+	me->out = malloc(sizeof(struct bip_pkt_hdr) + packet_size);
+	return bipfw_wire_add(fw, &simwire_class, me);
+}
+
+int simwire_attach(struct simwire_net *net, int node, struct bipfw *fw,
+		   size_t packet_size)
+{
+	return attach(net, node, fw, packet_size, SIZE_MAX);
+}
+
 int simwire_nic(struct simwire_net *net, int node,
 		const struct bipfw_config *cfg, size_t dma_min,
 		struct bipfw **fw_p)
 {
-	struct simport *me = &net->ports[node];
 	int rc = bipfw_create(cfg, fw_p);
 
 	if (rc)
 		return rc;
-	me->dma_min = dma_min;
-	free(me->out);
-	me->out = malloc(sizeof(struct bip_pkt_hdr) + cfg->packet_size);
-	rc = bipfw_wire_add(*fw_p, &simwire_class, me);
+	rc = attach(net, node, *fw_p, cfg->packet_size, dma_min);
 	if (net->fan && node)
 		rc = rc < 0 ? rc : bipfw_port_set(*fw_p, 0, 0);
 	for (int i = 0; rc >= 0 && !(net->fan && node) && i < net->nnodes; i++)

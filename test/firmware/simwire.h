@@ -31,6 +31,9 @@ void simwire_free(struct simwire_net *net);
 int simwire_nic(struct simwire_net *net, int node,
 		const struct bipfw_config *cfg, size_t dma_min,
 		struct bipfw **fw_p);
+/* Open a second wire for node's NIC on another net (no DMA): its index. */
+int simwire_attach(struct simwire_net *net, int node, struct bipfw *fw,
+		   size_t packet_size);
 /* Make a node look dead to its peers. */
 void simwire_kill(struct simwire_net *net, int node);
 /* Cut a node off: alive as far as its process goes (the wire does not

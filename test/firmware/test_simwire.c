@@ -226,6 +226,7 @@ struct scenario {
 	bool dma, slow;
 	unsigned small_queue;
 	bool near_wrap; /* sequence numbers start just below 2^32 */
+	bool bulk;      /* a second wire, as lossy, carries wide messages */
 };
 
 /* Every pair starts its sequence numbers at seq, on both sides. */
@@ -240,10 +241,50 @@ static void start_sequences_at(struct node *nodes, uint32_t seq)
 		}
 }
 
+/* The bulk wire: the same faults, packets half as wide again, so that
+ * small messages wider than the first wire's go in pieces there too. */
+static struct simwire_net *bulk_open(const struct scenario *sc, uint64_t seed,
+				     struct node *nodes)
+{
+	struct simwire_faults f = sc->f;
+	struct simwire_net *net;
+
+	f.chunk = f.chunk * 3 / 2;
+	net = simwire_new(NN, seed + 100, &f);
+	for (int i = 0; i < NN; i++) {
+		int w = simwire_attach(net, i, nodes[i].fw, PKT);
+
+		for (int s = 0; s < NN; s++)
+			if (s != i)
+				CHECK(w == 1 && bipfw_bulk_set(nodes[i].fw, s,
+							       (unsigned)w) == 0,
+				      "bulk wire %d", w);
+	}
+	return net;
+}
+
+/* Wide messages took the bulk wire, the others the first one (a narrow
+ * packet may ride a bulk run): no long data on the first wire. */
+static void bulk_check(const struct scenario *sc, struct simwire_net *net,
+		       struct simwire_net *bulk)
+{
+	CHECK(simwire_sent(net, BIP_PKT_LONG_DATA) == 0,
+	      "%s: %llu long data packets on the first wire", sc->name,
+	      (unsigned long long)simwire_sent(net, BIP_PKT_LONG_DATA));
+	CHECK(simwire_sent(bulk, BIP_PKT_LONG_DATA) > 0 &&
+		      simwire_sent(bulk, BIP_PKT_SMALL) > 0,
+	      "%s: the bulk wire carried no long data or no wide small message",
+	      sc->name);
+	CHECK(simwire_sent(net, BIP_PKT_SMALL) > 0 &&
+		      simwire_sent(net, BIP_PKT_LONG_RTS) > 0,
+	      "%s: narrow messages did not take the first wire", sc->name);
+	simwire_free(bulk);
+}
+
 static struct bipfw_counters run(const struct scenario *sc, uint64_t seed,
 				 unsigned m)
 {
-	struct simwire_net *net = simwire_new(NN, seed, &sc->f);
+	struct simwire_net *net = simwire_new(NN, seed, &sc->f), *bulk = NULL;
 	struct node *nodes = calloc(NN, sizeof(*nodes));
 	struct bipfw_counters sum = { 0 };
 	unsigned long iter;
@@ -260,6 +301,8 @@ static struct bipfw_counters run(const struct scenario *sc, uint64_t seed,
 	}
 	if (sc->near_wrap)
 		start_sequences_at(nodes, UINT32_MAX - 300);
+	if (sc->bulk)
+		bulk = bulk_open(sc, seed, nodes);
 	for (iter = 0; iter < 3000000 && !done; iter++) {
 		done = true;
 		for (int i = 0; i < NN; i++) {
@@ -292,6 +335,8 @@ static struct bipfw_counters run(const struct scenario *sc, uint64_t seed,
 		bipfw_destroy(nodes[i].fw);
 	}
 	free(nodes);
+	if (bulk)
+		bulk_check(sc, net, bulk);
 	simwire_free(net);
 	return sum;
 }
@@ -316,6 +361,9 @@ static void test_traffic(void)
 		  false },
 		{ "pieces slow", { .loss_pct = 2, .chunk = 700 }, true, true,
 		  4, false },
+		{ "bulk", { .chunk = 1000 }, false, false, 64, false, true },
+		{ "bulk faults", { 5, 3, 5, 2, 0, 0, 1000 }, false, false, 64,
+		  false, true },
 	};
 
 	for (size_t i = 0; i < sizeof(scs) / sizeof(scs[0]); i++) {

@@ -2,8 +2,9 @@
 # The eth wire (raw Ethernet frames; root has CAP_NET_RAW) across hosts
 # made of network namespaces (netns.sh): chosen for the other hosts once
 # BIP_ETH_IFACE names the interface; a mixed job (2 hosts x 2 ranks: a
-# host's processes see each other's frames); BIP's seeded faults and the
-# kernel's; a dead rank; jumbo frames; and, without CAP_NET_RAW, udp.
+# host's processes see each other's frames); udp as the bulk wire of eth
+# peers (BIP_BULK); BIP's seeded faults and the kernel's; a dead rank;
+# jumbo frames; and, without CAP_NET_RAW, udp.
 . "$top_srcdir/test/netmod/lib.sh"
 . "$top_srcdir/test/netmod/netns.sh"
 build_examples
@@ -12,8 +13,11 @@ export BIP_ETH_IFACE=eth0
 
 hosts_run 0:2,1:2 4 "$prefix/bin/bip_info" -p
 [ "$(echo "$out" | grep -c ': shm (same host)$')" = 4 ] &&
-[ "$(echo "$out" | grep -c ': eth (another host)$')" = 8 ] ||
+[ "$(echo "$out" | grep -c ': eth (another host; wide messages by udp)$')" = 8 ] ||
 	{ echo "FAILED: wrong wires for 2 hosts x 2 ranks over eth"; exit 1; }
+BIP_BULK=off hosts_run 0,1 2 "$prefix/bin/bip_info" -p
+[ "$(echo "$out" | grep -c ': eth (another host)$')" = 2 ] ||
+	{ echo "FAILED: BIP_BULK=off kept udp for wide messages"; exit 1; }
 hosts_run 0:2,1:2 4 "$W/test_pt2pt"
 expect "passed on 4 ranks" "pt2pt over eth, 2 hosts x 2 ranks"
 hosts_run 0,1 2 "$W/ring" 4000000
@@ -23,12 +27,20 @@ expect "eth .*receive ring 4096 KiB" "eth frames do not arrive in the ring"
 # Frames read by recvmmsg; and a ring of 32 frames (less than a window).
 BIP_ETH_RING=0 hosts_run 0,1 2 "$prefix/bin/bip_info"
 expect "eth .*frames read by recvmmsg" "BIP_ETH_RING=0 keeps the ring"
-BIP_ETH_RING=0 hosts_run 0,1 2 "$W/ring" 4000000
+BIP_BULK=off BIP_ETH_RING=0 hosts_run 0,1 2 "$W/ring" 4000000
 expect "intact" "ring over eth without the receive ring"
-BIP_ETH_RING=64k hosts_run 0,1 2 "$W/ring" 4000000
+BIP_BULK=off BIP_ETH_RING=64k hosts_run 0,1 2 "$W/ring" 4000000
 expect "intact" "ring over eth through a receive ring of 32 frames"
 
 export MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1
+# Long data goes by udp, in segmented runs (eth has none); with
+# BIP_BULK=off, by eth alone.
+hosts_run 0,1 2 "$W/ring" 4000000
+expect "intact" "ring over eth with udp for wide messages"
+expect "segmented runs [1-9][0-9]* sent" "wide messages did not go by udp"
+BIP_BULK=off hosts_run 0,1 2 "$W/ring" 4000000
+expect "intact" "ring over eth alone"
+expect "segmented runs 0 sent" "BIP_BULK=off: udp carried runs"
 BIP_FAULT_DROP_PCT=5 BIP_FAULT_DUP_PCT=2 hosts_run 0,1 2 "$W/test_pt2pt"
 expect "passed on 2 ranks" "pt2pt over eth under seeded faults"
 expect "retransmits [1-9]" "no retransmission under seeded faults"

@@ -197,21 +197,25 @@ static void *answer(void *arg)
 	}
 }
 
-static int batch_init(struct bipfw_dgram_batch *b, unsigned n, size_t bufsize)
+/* n buffers of bufsize bytes, each the first of iovs pieces of a
+ * datagram: a send's second piece is the payload where it lies (commit_ref),
+ * or empty. */
+static int batch_init(struct bipfw_dgram_batch *b, unsigned n, size_t bufsize,
+		      unsigned iovs)
 {
 	b->bufsize = bufsize;
 	b->buf = malloc(n * bufsize);
 	b->m = calloc(n, sizeof(*b->m));
-	b->v = calloc(n, sizeof(*b->v));
+	b->v = calloc((size_t)n * iovs, sizeof(*b->v));
 	b->cm = calloc(n, sizeof(*b->cm));
 	b->g = calloc(n, sizeof(*b->g));
 	b->gn = calloc(n, sizeof(*b->gn));
 	if (!b->buf || !b->m || !b->v || !b->cm || !b->g || !b->gn)
 		return -BIP_ENOMEM;
 	for (unsigned i = 0; i < n; i++) {
-		b->v[i] = (struct iovec){ b->buf + i * bufsize, bufsize };
-		b->m[i].msg_hdr.msg_iov = &b->v[i];
-		b->m[i].msg_hdr.msg_iovlen = 1;
+		b->v[i * iovs] = (struct iovec){ b->buf + i * bufsize, bufsize };
+		b->m[i].msg_hdr.msg_iov = &b->v[i * iovs];
+		b->m[i].msg_hdr.msg_iovlen = iovs;
 	}
 	return 0;
 }
@@ -240,10 +244,10 @@ int bipfw_dgram_start(struct bipfw_dgram *d, size_t payload)
 	/* Buffers start on cache lines: headers are read and written in
 	 * place. */
 	stride = (d->bufsize + 63) & ~(size_t)63;
-	rc = batch_init(&d->tx, d->batch, stride);
+	rc = batch_init(&d->tx, d->batch, stride, 2);
 	if (!rc)
 		rc = batch_init(&d->rx, d->batch,
-				d->gso ? BIPFW_DGRAM_GRO_BUF : stride);
+				d->gso ? BIPFW_DGRAM_GRO_BUF : stride, 1);
 	if (rc)
 		return rc;
 	d->stopfd = eventfd(0, EFD_CLOEXEC);
@@ -311,22 +315,28 @@ size_t bipfw_dgram_chunk(void *ctx)
 
 /* --- send ----------------------------------------------------------------- */
 
+/* The length of queued datagram i: its buffer and its payload piece. */
+static size_t tx_len(const struct bipfw_dgram_batch *b, unsigned i)
+{
+	return b->v[2 * i].iov_len + b->v[2 * i + 1].iov_len;
+}
+
 /* How many datagrams from i on go as one segmented run: the same peer,
  * the same size but a smaller last one, under the kernel's limits, and
  * unfragmented (GSO refuses segments beyond the MTU). */
 static unsigned run_length(const struct bipfw_dgram *d,
 			   const struct bipfw_dgram_batch *b, unsigned i)
 {
-	size_t seg = b->v[i].iov_len, total = seg;
+	size_t seg = tx_len(b, i), total = seg;
 	unsigned k = 1;
 
 	if (!d->gso || seg + IPV4_UDP_HDRS > d->mtu)
 		return 1;
 	while (i + k < b->n && k < GSO_SEGS_MAX &&
 	       b->m[i + k].msg_hdr.msg_name == b->m[i].msg_hdr.msg_name &&
-	       b->v[i + k].iov_len <= seg && total + seg <= DGRAM_MAX) {
-		total += b->v[i + k].iov_len;
-		if (b->v[i + k++].iov_len < seg)
+	       tx_len(b, i + k) <= seg && total + seg <= DGRAM_MAX) {
+		total += tx_len(b, i + k);
+		if (tx_len(b, i + k++) < seg)
 			break;
 	}
 	return k;
@@ -343,7 +353,7 @@ static unsigned group(const struct bipfw_dgram *d, struct bipfw_dgram_batch *b)
 		unsigned k = run_length(d, b, i);
 
 		*h = b->m[i].msg_hdr;
-		h->msg_iovlen = k;
+		h->msg_iovlen = 2 * k;
 		b->gn[ng] = k;
 		if (k > 1) {
 			struct cmsghdr *c = &b->cm[ng].align;
@@ -353,7 +363,7 @@ static unsigned group(const struct bipfw_dgram *d, struct bipfw_dgram_batch *b)
 			c->cmsg_level = IPPROTO_UDP;
 			c->cmsg_type = UDP_SEGMENT;
 			c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-			*(uint16_t *)CMSG_DATA(c) = (uint16_t)b->v[i].iov_len;
+			*(uint16_t *)CMSG_DATA(c) = (uint16_t)tx_len(b, i);
 		}
 	}
 	return ng;
@@ -411,8 +421,8 @@ struct bip_pkt_hdr *bipfw_dgram_reserve(void *ctx, int peer, size_t len)
 	return (struct bip_pkt_hdr *)(b->buf + b->n * b->bufsize + OUTER);
 }
 
-void bipfw_dgram_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
-			size_t len)
+void bipfw_dgram_commit_ref(void *ctx, int peer, struct bip_pkt_hdr *pkt,
+			    const void *payload, size_t len)
 {
 	struct bipfw_dgram *d = ctx;
 	struct bipfw_dgram_batch *b = &d->tx;
@@ -421,11 +431,19 @@ void bipfw_dgram_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
 	*o = (struct bip_outer_hdr){ .magic = BIP_OUTER_MAGIC,
 				     .node = (uint32_t)peer,
 				     .tag = d->tag };
-	b->v[b->n].iov_len = OUTER + HDR + len;
+	b->v[2 * b->n].iov_len = OUTER + HDR + (payload ? 0 : len);
+	b->v[2 * b->n + 1] = (struct iovec){ (void *)payload,
+					     payload ? len : 0 };
 	b->m[b->n].msg_hdr.msg_name = &d->peers[peer].addr;
 	b->m[b->n].msg_hdr.msg_namelen = d->alen;
 	if (++b->n == d->batch)
 		bipfw_dgram_flush(d);
+}
+
+void bipfw_dgram_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
+			size_t len)
+{
+	bipfw_dgram_commit_ref(ctx, peer, pkt, NULL, len);
 }
 
 /* --- receive -------------------------------------------------------------- */

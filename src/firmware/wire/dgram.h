@@ -119,6 +119,8 @@ size_t bipfw_dgram_chunk(void *ctx);
 struct bip_pkt_hdr *bipfw_dgram_reserve(void *ctx, int peer, size_t len);
 void bipfw_dgram_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
 			size_t len);
+void bipfw_dgram_commit_ref(void *ctx, int peer, struct bip_pkt_hdr *pkt,
+			    const void *payload, size_t len);
 void bipfw_dgram_flush(void *ctx);
 int bipfw_dgram_peek(void *ctx, const void **hdr,
 		     const void **payload, size_t *avail);
@@ -130,13 +132,15 @@ void bipfw_dgram_wait(void *ctx, unsigned timeout_us);
 int bipfw_dgram_wait_fd(void *ctx);
 
 /* The class members every network wire shares, for its class's
- * initializer (the class adds name, knobs, open, card, connect, probe;
- * and close, peek and release: BIPFW_DGRAM_RX_OPS unless it receives its
- * own way). */
-#define BIPFW_DGRAM_OPS                                                        \
-	.flags = BIPFW_WIRE_LOSSY, .scope = BIPFW_SCOPE_NETWORK,               \
+ * initializer, with the flags it adds (the class adds name, knobs, open,
+ * card, connect, probe; and close, peek and release: BIPFW_DGRAM_RX_OPS
+ * unless it receives its own way). */
+#define BIPFW_DGRAM_OPS(more_flags)                                            \
+	.flags = BIPFW_WIRE_LOSSY | (more_flags),                              \
+	.scope = BIPFW_SCOPE_NETWORK,                                          \
 	.chunk = bipfw_dgram_chunk, .reserve = bipfw_dgram_reserve,            \
-	.commit = bipfw_dgram_commit, .flush = bipfw_dgram_flush,              \
+	.commit = bipfw_dgram_commit, .commit_ref = bipfw_dgram_commit_ref,    \
+	.flush = bipfw_dgram_flush,                                            \
 	.peer_state = bipfw_dgram_peer_state, .ping = bipfw_dgram_ping,        \
 	.answered_at = bipfw_dgram_answered_at, .wait = bipfw_dgram_wait,      \
 	.wait_fd = bipfw_dgram_wait_fd

@@ -398,5 +398,5 @@ const struct bipfw_wire_class bipfw_eth_class = {
 	.close = eth_close,
 	.peek = eth_peek,
 	.release = eth_release,
-	BIPFW_DGRAM_OPS,
+	BIPFW_DGRAM_OPS(0),
 };

@@ -218,6 +218,6 @@ const struct bipfw_wire_class bipfw_udp_class = {
 	.card = udp_card,
 	.connect = udp_connect,
 	.probe = udp_probe,
-	BIPFW_DGRAM_OPS,
+	BIPFW_DGRAM_OPS(BIPFW_WIRE_BULK),
 	BIPFW_DGRAM_RX_OPS,
 };
