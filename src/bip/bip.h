@@ -267,6 +267,11 @@ int bip_peer_wire(const bip_ep_t *ep, int node, const char **name,
  * -BIP_ESTATE if node is not connected. */
 int bip_peer_chunk(const bip_ep_t *ep, int node, size_t *chunk);
 
+/* The memory the NIC program of a job of nnodes nodes needs with the
+ * knobs of the environment, when it sends to every peer (wires' buffers
+ * apart): 0, or -BIP_EINVAL for a bad knob or nnodes. */
+int bip_memory(int nnodes, size_t *bytes);
+
 #ifdef __cplusplus
 }
 #endif

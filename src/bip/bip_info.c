@@ -22,6 +22,22 @@ static void print_wires(void)
 		       d.usable ? "UNUSABLE: " : "", d.state);
 }
 
+/* What the NIC program needs with these knobs, sending to every peer. */
+static void print_memory(void)
+{
+	static const int peers[] = { 16, 1000 };
+	size_t bytes;
+
+	printf("memory:           ");
+	for (unsigned i = 0; i < sizeof(peers) / sizeof(peers[0]); i++)
+		if (bip_memory(peers[i] + 1, &bytes) == 0)
+			printf(" %.1f MiB for %d peers%s", bytes / 1048576.0,
+			       peers[i], i + 1 < sizeof(peers) /
+			       sizeof(peers[0]) ? "," : "");
+	printf(" (NIC program, with these knobs; the wires' buffers are "
+	       "above)\n");
+}
+
 /* Under a launcher: join the job and print the wire to every peer. */
 static int print_peers(void)
 {
@@ -61,6 +77,7 @@ int main(int argc, char **argv)
 	printf("small messages:    at most %d bytes (BIP_SMALL_MAX)\n",
 	       BIP_SMALL_MAX);
 	printf("business card:     at most %d bytes\n", BIP_CARD_MAX);
+	print_memory();
 	printf("\nknobs (environment variables):\n");
 	for (unsigned i = 0; (k = bip_knob(i)); i++) {
 		char why[256];

@@ -330,6 +330,23 @@ int bip_peer_chunk(const bip_ep_t *ep, int node, size_t *chunk)
 	return *chunk ? 0 : -BIP_ESTATE;
 }
 
+int bip_memory(int nnodes, size_t *bytes)
+{
+	struct bip_knobs k;
+	size_t fixed, per_peer;
+	int rc;
+
+	if (nnodes < 1 || nnodes > 0xfff0 || !bytes)
+		return -BIP_EINVAL;
+	rc = bip_knobs_load(&k);
+	if (rc)
+		return rc;
+	k.fw.nnodes = nnodes;
+	fixed = bipfw_memory(&k.fw, &per_peer);
+	*bytes = fixed + (size_t)(nnodes - 1) * per_peer;
+	return 0;
+}
+
 int bip_peer_wire(const bip_ep_t *ep, int node, const char **name,
 		  const char **why)
 {

@@ -171,6 +171,10 @@ struct bipfw_config {
 extern const struct bip_knob_table bipfw_knobs;
 
 int bipfw_create(const struct bipfw_config *cfg, struct bipfw **fw_p);
+/* What bipfw_create allocates for cfg (returned), and what each peer adds
+ * once a packet goes to it (*per_peer): the retention buffers are the send
+ * slots' copies and the senders' own buffers, shared by all peers. */
+size_t bipfw_memory(const struct bipfw_config *cfg, size_t *per_peer);
 void bipfw_destroy(struct bipfw *fw);
 
 /* --- ports: which wire carries each peer ----------------------------- */

@@ -142,10 +142,32 @@ static int fault_types(struct bipfw *fw)
 	return 0;
 }
 
+/* Every sender's slots can announce to us at once: never refused. */
+static size_t rts_count(const struct bipfw_config *cfg)
+{
+	size_t nrts = (size_t)cfg->nnodes * cfg->send_slots;
+
+	return nrts < BIPFW_NONE ? nrts : BIPFW_NONE - 1;
+}
+
+size_t bipfw_memory(const struct bipfw_config *cfg, size_t *per_peer)
+{
+	size_t n = (size_t)cfg->nnodes;
+
+	/* A scoreboard, and a buffer for a small message coming in pieces. */
+	*per_peer = cfg->window * sizeof(struct bipfw_txent) + BIP_SMALL_MAX;
+	return sizeof(struct bipfw) + n * sizeof(struct bipfw_peer) +
+	       cfg->send_slots * sizeof(struct bipfw_send) +
+	       cfg->long_tags * sizeof(struct bipfw_lrecv) +
+	       rts_count(cfg) * sizeof(struct bipfw_rts) +
+	       cfg->small_queue * sizeof(struct bipfw_small_entry) +
+	       ((size_t)cfg->small_queue + cfg->send_slots) * BIP_SMALL_MAX;
+}
+
 int bipfw_create(const struct bipfw_config *cfg, struct bipfw **fw_p)
 {
 	struct bipfw *fw;
-	size_t n = (size_t)cfg->nnodes, nrts;
+	size_t n = (size_t)cfg->nnodes, nrts = rts_count(cfg);
 	uint8_t *m;
 	int rc = config_check(cfg);
 
@@ -155,10 +177,6 @@ int bipfw_create(const struct bipfw_config *cfg, struct bipfw **fw_p)
 	if (!fw)
 		return -BIP_ENOMEM;
 	fw->cfg = *cfg;
-	/* Every sender's slots can announce to us at once: never refused. */
-	nrts = n * cfg->send_slots;
-	if (nrts >= BIPFW_NONE)
-		nrts = BIPFW_NONE - 1;
 
 	fw->peers = calloc(n, sizeof(*fw->peers));
 	fw->slots = calloc(cfg->send_slots, sizeof(*fw->slots));

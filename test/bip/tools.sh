@@ -25,6 +25,12 @@ echo "$out" | grep -q "(wire protocol $v)" ||
 # host (bip_run's process mapping) shm, or what BIP_WIRE forces.
 echo "$out" | grep -q '^  shm   reaches this host' ||
 	{ echo "FAILED: bip_info lists no shm wire"; exit 1; }
+# The memory for N peers follows the knobs: a bigger window costs more.
+mem() { "$top_builddir/bip_info" |
+	sed -n 's/.* \([0-9.]*\) MiB for 1000 peers.*/\1/p'; }
+m0=$(mem) m1=$(BIP_WINDOW=1024 mem)
+awk -v a="$m0" -v b="$m1" 'BEGIN { exit !(a > 0 && a <= 64 && b > a) }' ||
+	{ echo "FAILED: memory for 1000 peers: $m0 MiB, $m1 with a window of 1024"; exit 1; }
 peers=$("$BIP_RUN" -n 3 -t 60 "$top_builddir/bip_info" -p) ||
 	{ echo "FAILED: bip_info -p"; exit 1; }
 echo "$peers"

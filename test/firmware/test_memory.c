@@ -123,7 +123,7 @@ int main(void)
 	int slot[PEERS + 1], next = 1, done = 0, got = 0, sent_small = 0;
 	uint32_t sgen[PEERS + 1];
 	struct bipfw *hub;
-	size_t before, idle, after;
+	size_t before, idle, after, per_peer, estimate;
 
 	for (int k = 1; k <= PEERS; k++) {
 		CHECK(simwire_nic(net, k, &lc, SIZE_MAX, &leaves[k].fw) == 0,
@@ -211,11 +211,21 @@ int main(void)
 	       "(%.1f KiB per peer; target %d MiB)\n",
 	       PEERS, (after - before) / 1048576.0,
 	       (after - before) / 1024.0 / PEERS, TARGET_MIB);
-	if (RSS_TARGET)
+	/* What bip_info prints: an upper bound of the hub alone. */
+	estimate = bipfw_memory(&hc, &per_peer) + PEERS * per_peer;
+	printf("bipfw_memory's figure for it: %.1f MiB\n",
+	       estimate / 1048576.0);
+	CHECK(estimate <= (size_t)TARGET_MIB << 20, "estimate %.1f MiB",
+	      estimate / 1048576.0);
+	if (RSS_TARGET) {
 		CHECK(after - before <= (size_t)TARGET_MIB << 20,
 		      "%.1f MiB for %d peers", (after - before) / 1048576.0,
 		      PEERS);
-	else
+		/* The growth counts the peers and the wire too. */
+		CHECK(after - before <= 2 * estimate,
+		      "bipfw_memory says %.1f MiB, the hub grew by %.1f MiB",
+		      estimate / 1048576.0, (after - before) / 1048576.0);
+	} else
 		printf("target not checked: the resident set of an "
 		       "AddressSanitizer build is not the program's\n");
 	bipfw_destroy(hub);
