@@ -41,6 +41,11 @@ expect "intact" "ring, BIP_UDP_GSO=off"
 	{ echo "FAILED: segmented runs with BIP_UDP_GSO=off"; exit 1; }
 
 hosts_dead_recv udp
+# Its host answers the first probe (at a fifth of the timeout, 3 s) with
+# ICMP "port unreachable": found dead long before the 15 s of silence.
+BIP_LOG=info hosts_dead_recv udp 15000 12
+expect "its port [0-9]* is closed: its process is gone" \
+	"no ICMP port unreachable from the dead rank's host"
 
 # Loss and duplication (BIP's own, seeded: replayable) between hosts: the
 # results are the same, and the counters show the resends.

@@ -117,15 +117,17 @@ hosts_mpiexec() {
 	     "-launcher-exec $top_srcdir/test/netmod/netns_ssh -iface eth0"
 }
 
-# hosts_dead_recv WIRE: rank 1, on the second host, dies (ends, closing
-# nothing) while rank 0 only waits to receive from it: nothing is in
-# flight to it, so it is found by its silence (no packet, no probe answer)
-# within BIP_PEER_TIMEOUT_MS, and the error names its pid, host and WIRE.
+# hosts_dead_recv WIRE [TIMEOUT_MS LIMIT_S]: rank 1, on the second host,
+# dies (ends, closing nothing) while rank 0 only waits to receive from it:
+# nothing is in flight to it, so it is found by its silence (no packet, no
+# probe answer) within BIP_PEER_TIMEOUT_MS (default 1000), or sooner by
+# its host's answer to a probe, and the error names its pid, host and
+# WIRE; the job must end within LIMIT_S seconds (default 60).
 hosts_dead_recv() {
 	run "$MPICC" -O2 -o "$W/faults" "$top_srcdir/test/netmod/faults.c"
 	echo "+ mpiexec -disable-auto-cleanup -n 2 faults dead-recv (across hosts)"
 	# shellcheck disable=SC2046 # the launcher's words, no spaces inside
-	out=$(BIP_PEER_TIMEOUT_MS=1000 timeout 60 $(hosts_mpiexec) \
+	out=$(BIP_PEER_TIMEOUT_MS=${2:-1000} timeout "${3:-60}" $(hosts_mpiexec) \
 		-hosts "${NS_PREFIX}h0,${NS_PREFIX}h1" -n 2 \
 		-disable-auto-cleanup "$W/faults" dead-recv 2>&1)
 	echo "$out"

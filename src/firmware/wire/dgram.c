@@ -15,6 +15,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
+#include <linux/errqueue.h>
+#include <netinet/ip_icmp.h>
 #include <netinet/udp.h>
 #include <poll.h>
 #include <stdio.h>
@@ -313,6 +315,86 @@ size_t bipfw_dgram_chunk(void *ctx)
 	return ((struct bipfw_dgram *)ctx)->bufsize - OUTER - HDR;
 }
 
+/* --- errors the kernel reports ----------------------------------------- */
+
+#define ERRORS_EVERY_US 1000 /* the error queue, read when nothing fails */
+
+/* The peer a datagram we sent went to: its wire address or its
+ * answerer's; -1 if none. */
+static int peer_of(const struct bipfw_dgram *d, const struct sockaddr_in *to)
+{
+	for (int i = 0; i < d->p.nnodes; i++) {
+		const struct bipfw_dgram_peer *p = &d->peers[i];
+
+		if ((p->addr.sa.sa_family == AF_INET &&
+		     p->addr.in.sin_port == to->sin_port &&
+		     p->addr.in.sin_addr.s_addr == to->sin_addr.s_addr) ||
+		    (p->answerer.sa.sa_family == AF_INET &&
+		     p->answerer.in.sin_port == to->sin_port &&
+		     p->answerer.in.sin_addr.s_addr == to->sin_addr.s_addr))
+			return i;
+	}
+	return -1;
+}
+
+/* Read the socket's error queue (IP_RECVERR). A "port unreachable" from a
+ * peer's host means its process closed its sockets: the peer is gone
+ * (peer_state). Other errors (a host or network unreachable for now) are
+ * left to the timeouts. What the kernel wrote is checked like any input:
+ * an address we never sent to is ignored. */
+static void read_errors(struct bipfw_dgram *d)
+{
+	d->errors_at = bipfw_now_us();
+	for (int n = 0; n < 64; n++) {
+		union {
+			char buf[CMSG_SPACE(sizeof(struct sock_extended_err) +
+					    sizeof(struct sockaddr_in))];
+			struct cmsghdr align;
+		} cm;
+		struct sockaddr_in to = { 0 };
+		struct sock_extended_err ee;
+		struct msghdr h = { .msg_name = &to,
+				    .msg_namelen = sizeof(to),
+				    .msg_control = cm.buf,
+				    .msg_controllen = sizeof(cm) };
+		struct cmsghdr *c;
+		int peer;
+
+		if (recvmsg(d->fd, &h, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			return;
+		for (c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
+			if (c->cmsg_level != IPPROTO_IP ||
+			    c->cmsg_type != IP_RECVERR ||
+			    c->cmsg_len < CMSG_LEN(sizeof(ee)))
+				continue;
+			memcpy(&ee, CMSG_DATA(c), sizeof(ee));
+			if (ee.ee_origin != SO_EE_ORIGIN_ICMP ||
+			    ee.ee_type != ICMP_DEST_UNREACH ||
+			    ee.ee_code != ICMP_PORT_UNREACH ||
+			    h.msg_namelen < sizeof(to) ||
+			    (peer = peer_of(d, &to)) < 0 ||
+			    d->peers[peer].unreachable)
+				continue;
+			d->peers[peer].unreachable = true;
+			bip_info("%s wire: node %d's host says its port %u is "
+				 "closed: its process is gone", d->wire, peer,
+				 ntohs(to.sin_port));
+		}
+	}
+}
+
+/* An error the socket kept for us (ICMP, with IP_RECVERR) fails one call
+ * that had nothing to do with it: read the queue; the caller retries. */
+static bool socket_error(struct bipfw_dgram *d, int err)
+{
+	if (!d->recverr ||
+	    (err != ECONNREFUSED && err != EHOSTUNREACH &&
+	     err != ENETUNREACH && err != EHOSTDOWN))
+		return false;
+	read_errors(d);
+	return true;
+}
+
 /* --- send ----------------------------------------------------------------- */
 
 /* The length of queued datagram i: its buffer and its payload piece. */
@@ -391,6 +473,8 @@ void bipfw_dgram_flush(void *ctx)
 		}
 		if (errno == EAGAIN || errno == ENOBUFS || errno == EINTR)
 			return;
+		if (socket_error(d, errno))
+			continue;
 		if (b->gn[0] > 1 && (errno == EIO || errno == EINVAL ||
 				     errno == EOPNOTSUPP)) {
 			bip_info("%s wire: %s refuses segmented sends (%s): "
@@ -514,6 +598,8 @@ static int current_dgram(struct bipfw_dgram *d)
 		b->m[i].msg_hdr.msg_controllen = sizeof(b->cm[i]);
 	}
 	n = recvmmsg(d->fd, b->m, d->batch, MSG_DONTWAIT, NULL);
+	if (n < 0 && socket_error(d, errno))
+		n = recvmmsg(d->fd, b->m, d->batch, MSG_DONTWAIT, NULL);
 	b->start = 0;
 	b->n = n > 0 ? (unsigned)n : 0;
 	if (n <= 0)
@@ -586,8 +672,13 @@ void bipfw_dgram_release(void *ctx)
 
 int bipfw_dgram_peer_state(void *ctx, int peer)
 {
-	/* A silent peer is judged by the NIC program's timeouts. */
-	return BIPFW_PEER_LIVE;
+	struct bipfw_dgram *d = ctx;
+
+	/* Errors sit in the queue until a call fails on them: look now and
+	 * then. A silent peer is judged by the NIC program's timeouts. */
+	if (d->recverr && bipfw_now_us() - d->errors_at >= ERRORS_EVERY_US)
+		read_errors(d);
+	return d->peers[peer].unreachable ? BIPFW_PEER_GONE : BIPFW_PEER_LIVE;
 }
 
 void bipfw_dgram_ping(void *ctx, int peer)

@@ -56,6 +56,7 @@ struct bipfw_dgram_peer {
 	union bipfw_dgram_addr addr;     /* 0 family until connected */
 	union bipfw_dgram_addr answerer; /* its liveness socket */
 	uint64_t answered_at;            /* its last ALIVE, bipfw_now_us */
+	bool unreachable;                /* its host said its port is closed */
 };
 
 /* The shared part of a network wire: the first member of the class's own
@@ -77,6 +78,8 @@ struct bipfw_dgram {
 	unsigned batch;
 	size_t bufsize;   /* outer header, packet header, largest payload */
 	bool gso;         /* segmented sends and coalesced receives work */
+	bool recverr;     /* the socket queues ICMP errors (IP_RECVERR)... */
+	uint64_t errors_at; /* ...read then last */
 	uint64_t tag;     /* the job's network tag */
 	struct bipfw_dgram_peer *peers;
 	struct bipfw_dgram_batch tx, rx;

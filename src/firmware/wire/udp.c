@@ -89,6 +89,10 @@ static int open_socket(struct udp *u)
 	bipfw_dgram_sockbuf(u->d.fd, u->k.sockbuf);
 	(void)setsockopt(u->d.fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu,
 			 sizeof(pmtu));
+	/* A closed port on a live host answers ICMP "port unreachable": the
+	 * peer's process is gone, known well before its silence says so. */
+	u->d.recverr = setsockopt(u->d.fd, IPPROTO_IP, IP_RECVERR, &(int){ 1 },
+				  sizeof(int)) == 0;
 	/* Without GRO a segmented run is cut up again before our socket. */
 	u->d.gso = u->k.gso &&
 		   setsockopt(u->d.fd, IPPROTO_UDP, UDP_GRO, &(int){ 1 },
