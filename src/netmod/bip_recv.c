@@ -290,7 +290,38 @@ static int unexp_3way_done(MPIDI_BIP_lrecv_t *lr, int err)
 	return unexp_landed(lr->arg, err);
 }
 
-/* --- eager, in pieces ------------------------------------------------------ */
+/* --- announcements: eager, three-way, rendezvous ------------------------- */
+
+/* An announcement meets the receive posted for it, if any: the receive
+ * takes its envelope. */
+static MPIR_Request *rts_matched(const MPIDI_BIP_ctl_rts_t *rts)
+{
+	MPIR_Request *rreq = posted_take(rts->h.ctx, rts->h.rank, rts->h.tag);
+
+	if (rreq) {
+		BIP_REQ(rreq).rank = rts->h.rank;
+		BIP_REQ(rreq).tag = rts->h.tag;
+		BIP_REQ(rreq).data_sz = rts->data_sz;
+	}
+	return rreq;
+}
+
+/* An unexpected announcement whose data comes at once (eager, three-way)
+ * lands in a buffer of its own, as a three-way one's (u->data NULL: no
+ * memory); NULL if not even the envelope could be kept. */
+static MPIDI_BIP_unexp_t *unexp_with_data(int node,
+					  const MPIDI_BIP_ctl_rts_t *rts)
+{
+	MPIDI_BIP_unexp_t *u = unexp_new(node, &rts->h, rts->data_sz, 0);
+
+	if (!u)
+		return NULL;
+	u->type = MPIDI_BIP_CTL_RTS3;
+	u->data = MPL_malloc(MPL_MAX(rts->data_sz, 1), MPL_MEM_BUFFER);
+	return u;
+}
+
+/* Eager, in pieces. */
 
 /* A piece's bytes go where the message lands; past what the receive holds
  * they are dropped (it is truncated). */
@@ -319,28 +350,19 @@ int MPIDI_BIP_recv_eager(int node, const MPIDI_BIP_ctl_rts_t *rts,
 			 const void *data)
 {
 	MPIDI_BIP_eager_t *e = &MPIDI_BIP_global.peers[node].eager;
-	MPIR_Request *rreq = posted_take(rts->h.ctx, rts->h.rank, rts->h.tag);
+	MPIR_Request *rreq = rts_matched(rts);
 	MPIDI_BIP_unexp_t *u;
 	int mpi_errno = MPI_SUCCESS;
 
 	*e = (MPIDI_BIP_eager_t){ .data_sz = rts->data_sz, .rreq = rreq };
 	if (rreq) {
-		MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
-
-		r->rank = rts->h.rank;
-		r->tag = rts->h.tag;
-		r->data_sz = rts->data_sz;
 		e->dst = recv_landing(rreq, rts->data_sz);
-		e->cap = r->cap;
+		e->cap = BIP_REQ(rreq).cap;
 		MPIR_ERR_CHKANDJUMP(!e->dst && e->cap, mpi_errno,
 				    MPI_ERR_OTHER, "**nomem");
 	} else {
-		u = unexp_new(node, &rts->h, rts->data_sz, 0);
-		MPIR_ERR_CHKANDJUMP(!u, mpi_errno, MPI_ERR_OTHER, "**nomem");
-		/* Its data comes after its envelope, as a three-way one's. */
-		u->type = MPIDI_BIP_CTL_RTS3;
-		u->data = MPL_malloc(MPL_MAX(rts->data_sz, 1), MPL_MEM_BUFFER);
-		MPIR_ERR_CHKANDJUMP(!u->data, mpi_errno, MPI_ERR_OTHER,
+		u = unexp_with_data(node, rts);
+		MPIR_ERR_CHKANDJUMP(!u || !u->data, mpi_errno, MPI_ERR_OTHER,
 				    "**nomem");
 		e->u = u;
 		e->dst = u->data;
@@ -472,15 +494,12 @@ int MPIDI_BIP_recv_short(int node, const MPIDI_BIP_ctl_t *ctl,
 
 int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts)
 {
-	MPIR_Request *rreq = posted_take(rts->h.ctx, rts->h.rank, rts->h.tag);
+	MPIR_Request *rreq = rts_matched(rts);
 	MPIDI_BIP_unexp_t *u;
 	void *dst;
 	int mpi_errno = MPI_SUCCESS;
 
 	if (rreq) {
-		BIP_REQ(rreq).rank = rts->h.rank;
-		BIP_REQ(rreq).tag = rts->h.tag;
-		BIP_REQ(rreq).data_sz = rts->data_sz;
 		if (rts->h.type == MPIDI_BIP_CTL_RNDV)
 			return rndv_start(rreq, node, rts->sreq, rts->data_sz);
 		/* Three-way, matched: straight into the user buffer. */
@@ -494,14 +513,17 @@ int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts)
 						 BIP_REQ(rreq).cap),
 				       dst, rreq_3way_done, rreq);
 	}
-	u = unexp_new(node, &rts->h, rts->data_sz, 0);
-	MPIR_ERR_CHKANDJUMP(!u, mpi_errno, MPI_ERR_OTHER, "**nomem");
-	u->sreq = rts->sreq;
-	if (rts->h.type == MPIDI_BIP_CTL_RNDV)
-		goto fn_exit; /* the ACK waits for a receive */
+	if (rts->h.type == MPIDI_BIP_CTL_RNDV) {
+		/* The ACK waits for a receive. */
+		u = unexp_new(node, &rts->h, rts->data_sz, 0);
+		MPIR_ERR_CHKANDJUMP(!u, mpi_errno, MPI_ERR_OTHER, "**nomem");
+		u->sreq = rts->sreq;
+		goto fn_exit;
+	}
 	/* Three-way, unexpected: into a temporary buffer, at once. */
-	u->data = MPL_malloc(MPL_MAX(rts->data_sz, 1), MPL_MEM_BUFFER);
-	MPIR_ERR_CHKANDJUMP(!u->data, mpi_errno, MPI_ERR_OTHER, "**nomem");
+	u = unexp_with_data(node, rts);
+	MPIR_ERR_CHKANDJUMP(!u || !u->data, mpi_errno, MPI_ERR_OTHER,
+			    "**nomem");
 	mpi_errno = MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, rts->sreq, 0,
 				    rts->data_sz, 0, u->data, unexp_3way_done,
 				    u);
