@@ -56,6 +56,18 @@ fi
 unset MPIR_CVAR_CH4_BIP_PRINT_COUNTERS
 
 hosts_dead_recv eth
+
+# A link with no IP address (a bare Ethernet segment) carries eth when
+# named; udp takes eth0 for wide messages.
+hosts_link eth1
+BIP_ETH_IFACE=eth1 hosts_run 0,1 2 "$prefix/bin/bip_info"
+expect "eth .*on eth1" "eth refuses a link without an IPv4 address"
+BIP_ETH_IFACE=eth1 BIP_BULK=off hosts_run 0,1 2 "$W/ring" 4000000
+expect "intact" "ring over eth on a link without an IPv4 address"
+frames=$(ip -n "${NS_PREFIX}h1" -s link show eth1 |
+	awk '/RX:/ { getline; print $2; exit }')
+[ "${frames:-0}" -gt 2000 ] ||
+	{ echo "FAILED: $frames frames came by eth1"; exit 1; }
 # A rank computing for 3 s is alive: its liveness answers pass the socket
 # filter that keeps other processes' frames away.
 run "$MPICC" -O2 -o "$W/test_busy" "$top_srcdir/test/netmod/test_busy.c"

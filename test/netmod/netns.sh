@@ -54,6 +54,23 @@ hosts_up() {
 	done
 }
 
+# hosts_link NAME: a second link on every host, NAME, without an IP
+# address, plugged into a bridge of its own (a pure Ethernet segment).
+hosts_link() {
+	br=${NS_PREFIX}br
+	ip -n "$br" link add br1 type bridge &&
+	ip -n "$br" link set br1 up || { echo "FAILED: bridge br1"; exit 1; }
+	i=0
+	for h in $NS_HOSTS; do
+		ip link add "$1" netns "$h" type veth peer name w$i \
+			netns "$br" &&
+		ip -n "$br" link set w$i master br1 up &&
+		ip -n "$h" link set "$1" up ||
+			{ echo "FAILED: link $1 on host $i"; exit 1; }
+		i=$((i + 1))
+	done
+}
+
 # hosts_faults DROP DUP: between 2 hosts, the kernel drops DROP % and
 # duplicates DUP % of the frames each one sends (nftables on the bridge's
 # ports; its randomness cannot be seeded). 0 0 removes them. Fails with

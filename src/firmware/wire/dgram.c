@@ -40,7 +40,9 @@
 
 /* --- the interface ------------------------------------------------------- */
 
-/* The interface a knob names, by name or subnet, or auto. */
+/* The interface a knob names, by name or subnet, or auto (an entry of
+ * the family the caller lists: AF_INET, or AF_PACKET, which has no
+ * subnet). */
 static bool iface_matches(const char *want, const struct ifaddrs *ifa,
 			  bool *loopback)
 {
@@ -54,6 +56,8 @@ static bool iface_matches(const char *want, const struct ifaddrs *ifa,
 		return !*loopback;
 	if (!strchr(want, '/'))
 		return strcmp(want, ifa->ifa_name) == 0;
+	if (ifa->ifa_addr->sa_family != AF_INET)
+		return false;
 	if (sscanf(want, "%15[0-9.]/%u", net, &bits) != 2 || bits > 32 ||
 	    inet_pton(AF_INET, net, &a) != 1)
 		return false;
@@ -68,6 +72,9 @@ int bipfw_dgram_iface(struct bipfw_dgram *d, const char *knob,
 	struct ifaddrs *all, *ifa, *lo = NULL, *found = NULL;
 	char have[256] = "";
 	size_t used = 0;
+	/* Without an address wanted, any link: a name, or a subnet of an
+	 * IPv4 address it has. */
+	bool any_link = !addr;
 
 	if (getifaddrs(&all) < 0) {
 		bip_err("%s wire: getifaddrs: %s", d->wire, strerror(errno));
@@ -76,20 +83,21 @@ int bipfw_dgram_iface(struct bipfw_dgram *d, const char *knob,
 	for (ifa = all; ifa && !found; ifa = ifa->ifa_next) {
 		bool loopback;
 
-		if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != AF_INET ||
+		int family = ifa->ifa_addr ? ifa->ifa_addr->sa_family : -1;
+		char a[INET_ADDRSTRLEN] = "";
+
+		if ((family != AF_INET && !(any_link && family == AF_PACKET)) ||
 		    !(ifa->ifa_flags & IFF_UP))
 			continue;
-		if (used < sizeof(have)) {
-			char a[INET_ADDRSTRLEN];
-
+		if (family == AF_INET)
 			inet_ntop(AF_INET,
 				  &((struct sockaddr_in *)ifa->ifa_addr)->sin_addr,
 				  a, sizeof(a));
+		if (used < sizeof(have) && (family == AF_INET) != any_link)
 			used += (size_t)snprintf(have + used,
-						 sizeof(have) - used, "%s%s %s",
+						 sizeof(have) - used, "%s%s%s%s",
 						 used ? ", " : "", ifa->ifa_name,
-						 a);
-		}
+						 *a ? " " : "", a);
 		if (iface_matches(want, ifa, &loopback))
 			found = ifa;
 		else if (loopback && !lo)
@@ -98,13 +106,16 @@ int bipfw_dgram_iface(struct bipfw_dgram *d, const char *knob,
 	if (!found && loopback_ok && strcmp(want, "auto") == 0)
 		found = lo;
 	if (!found) {
-		bip_err("%s=%s: no interface that is up has an IPv4 address "
-			"there (up: %s)",
-			knob, want, used ? have : "none");
+		bip_err("%s=%s: no interface that is up %s (up: %s)", knob,
+			want,
+			any_link ? "has that name or an IPv4 address there"
+				 : "has an IPv4 address there",
+			used ? have : "none");
 		freeifaddrs(all);
 		return -BIP_EINVAL;
 	}
-	memcpy(addr, found->ifa_addr, sizeof(*addr));
+	if (addr)
+		memcpy(addr, found->ifa_addr, sizeof(*addr));
 	snprintf(d->ifname, sizeof(d->ifname), "%s", found->ifa_name);
 	freeifaddrs(all);
 	return 0;

@@ -87,7 +87,8 @@ struct bipfw_dgram {
 
 /* The interface that knob's value want names (a name, a subnet its IPv4
  * address is in, or auto: the first up, not loopback - loopback if none
- * and loopback_ok): its name in d->ifname, its address in *addr; else an
+ * and loopback_ok): its name in d->ifname, its IPv4 address in *addr;
+ * with addr NULL, a link without IPv4 will do (by name or auto); else an
  * error that lists the interfaces there are. */
 int bipfw_dgram_iface(struct bipfw_dgram *d, const char *knob,
 		      const char *want, bool loopback_ok,

@@ -51,10 +51,10 @@ struct eth_knobs {
 static const struct bip_knob_def knobs[] = {
 	{ { "BIP_ETH_IFACE", "off, interface, subnet or auto", "off",
 	    "The network interface of the eth wire (raw Ethernet frames to "
-	    "hosts on the same segment; needs CAP_NET_RAW): a name (eth0), "
-	    "a subnet its IPv4 address is in, or auto (the first that is "
-	    "up, not loopback). off: the eth wire is not used and udp "
-	    "carries the other hosts." },
+	    "hosts on the same segment; needs CAP_NET_RAW): a name (eth0; "
+	    "it needs no IP address), a subnet its IPv4 address is in, or "
+	    "auto (the first that is up, not loopback). off: the eth wire "
+	    "is not used and udp carries the other hosts." },
 	  BIP_KNOB_TEXT, 0, 64, NULL, BIP_KNOB_CHARS(struct eth_knobs, iface) },
 	{ { "BIP_ETH_RING", "size", "4m",
 	    "Receive ring shared with the kernel, which writes frames into "
@@ -282,7 +282,6 @@ static void eth_close(void *ctx)
 static int eth_open(const struct bipfw_wire_params *p, void **ctx_p)
 {
 	struct eth *e = calloc(1, sizeof(*e));
-	struct sockaddr_in addr;
 	int rc;
 
 	if (!e)
@@ -297,7 +296,7 @@ static int eth_open(const struct bipfw_wire_params *p, void **ctx_p)
 	}
 	if (!rc)
 		rc = bipfw_dgram_iface(&e->d, "BIP_ETH_IFACE", e->k.iface,
-				       false, &addr);
+				       false, NULL);
 	if (!rc)
 		rc = iface_ids(e);
 	if (!rc)
