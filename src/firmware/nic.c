@@ -199,6 +199,10 @@ int bipfw_create(const struct bipfw_config *cfg, struct bipfw **fw_p)
 		BIPFW_LIST_INIT(&p->cts);
 		BIPFW_LIST_INIT(&p->refused);
 	}
+	/* Touch the buffers now: entries lie a page apart, so otherwise each
+	 * of the first few hundred messages pays a page fault. */
+	memset(fw->mem, 0, ((size_t)cfg->small_queue + cfg->send_slots) *
+				   BIP_SMALL_MAX);
 	m = fw->mem;
 	for (unsigned i = 0; i < cfg->small_queue; i++, m += BIP_SMALL_MAX)
 		fw->smallq[i].data = m;

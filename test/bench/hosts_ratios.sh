@@ -101,7 +101,7 @@ echo "# one-way latency (us) and bandwidth (MB/s) per party: $parties"
 printf '%10s' bytes
 for p in $parties; do printf ' %10s %10s' "lat_$p" "bw_$p"; done
 printf '\n'
-for n in $(awk '{print $1}' "$W/ours.0"); do
+for n in $(awk '$1 != "#" {print $1}' "$W/ours.0"); do
 	printf '%10d' "$n"
 	for p in $parties; do
 		printf ' %10s %10s' "$(med "$p" "$n" 2)" "$(med "$p" "$n" 3)"

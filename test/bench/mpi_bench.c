@@ -6,7 +6,9 @@
  *
  *   mpi_bench [max-bytes]
  *
- * Prints one line per size: "bytes latency_us bandwidth_MB/s".
+ * Prints first "# first FIRST round trips after MPI_Init: 8 B US us one way"
+ * (what a program sees of its first messages, before any warm-up), then
+ * one line per size: "bytes latency_us bandwidth_MB/s".
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #define WINDOW 64
+#define FIRST 200
 
 static int rank;
 
@@ -75,6 +78,27 @@ static double bandwidth(char *buf, long n)
 	return (double)n * WINDOW * iters / (MPI_Wtime() - t0) / 1e6;
 }
 
+/* Ping-pong FIRST times at once, as a program does after MPI_Init. */
+static void first_messages(char *buf)
+{
+	double t0 = MPI_Wtime();
+
+	for (int i = 0; i < FIRST; i++) {
+		if (rank == 0) {
+			MPI_Send(buf, 8, MPI_CHAR, 1, 4, MPI_COMM_WORLD);
+			MPI_Recv(buf, 8, MPI_CHAR, 1, 4, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+		} else if (rank == 1) {
+			MPI_Recv(buf, 8, MPI_CHAR, 0, 4, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+			MPI_Send(buf, 8, MPI_CHAR, 0, 4, MPI_COMM_WORLD);
+		}
+	}
+	if (rank == 0)
+		printf("# first %d round trips after MPI_Init: 8 B %.3f us one "
+		       "way\n", FIRST, (MPI_Wtime() - t0) * 1e6 / (2.0 * FIRST));
+}
+
 int main(int argc, char **argv)
 {
 	long max = argc > 1 ? atol(argv[1]) : 4L << 20;
@@ -88,8 +112,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mpi_bench: needs 2 ranks\n");
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
-	buf = malloc(max > 0 ? max : 1);
-	memset(buf, 1, max > 0 ? max : 1);
+	buf = malloc(max > 8 ? max : 8);
+	memset(buf, 1, max > 8 ? max : 8);
+	first_messages(buf);
 	/* Let the scheduler settle both ranks on their cores first. */
 	for (int i = 0; i < 20; i++)
 		latency(buf, 0);

@@ -46,7 +46,7 @@ if [ -n "$stock" ]; then
 else
 	printf '%10s %10s %10s\n' bytes lat_bip bw_bip
 fi
-for n in $(awk '{print $1}' "$tmp/ours.0"); do
+for n in $(awk '$1 != "#" {print $1}' "$tmp/ours.0"); do
 	lo=$(med ours "$n" 2) bo=$(med ours "$n" 3)
 	if [ -n "$stock" ]; then
 		ls=$(med stock "$n" 2) bs=$(med stock "$n" 3)
@@ -57,6 +57,16 @@ for n in $(awk '{print $1}' "$tmp/ours.0"); do
 		printf '%10d %10.3f %10.1f\n' "$n" "$lo" "$bo"
 	fi
 done
+# The first messages after MPI_Init, against the steady state.
+first() {
+	for f in "$tmp/$1".*; do awk '$2 == "first" {print $(NF - 3)}' "$f"; done |
+		sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'
+}
+awk -v f="$(first ours)" -v s="$(med ours 8 2)" 'BEGIN {
+	printf "first 200 round trips after MPI_Init, 8 B: %.3f us one way, %.2f x the steady state\n", f, f / s }'
+[ -z "$stock" ] ||
+	awk -v f="$(first stock)" -v s="$(med stock 8 2)" -v o="$(first ours)" 'BEGIN {
+		printf "  stock: %.3f us, %.2f x its steady state; ours / stock: %.2f\n", f, f / s, o / f }'
 if [ -n "$stock" ]; then
 	awk -v lo="$(med ours 8 2)" -v ls="$(med stock 8 2)" \
 	    -v bo="$(med ours 1048576 3)" -v bs="$(med stock 1048576 3)" 'BEGIN {

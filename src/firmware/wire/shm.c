@@ -36,6 +36,9 @@
 #define CACHELINE 64
 
 #define RING_OFF 4096 /* the rings start on the second page */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older C libraries lack it */
+#endif
 #define RING_SLOTS_MAX 65536
 
 /*
@@ -507,6 +510,8 @@ static int map_peer(const char *name, int peer, void **seg_p,
 static int reserve_ring(int fd, const void *seg, const struct ring *ring,
 			size_t ring_size, int peer)
 {
+	uintptr_t page;
+
 	errno = posix_fallocate(fd, (off_t)((const uint8_t *)ring -
 					    (const uint8_t *)seg),
 				(off_t)ring_size);
@@ -515,6 +520,13 @@ static int reserve_ring(int fd, const void *seg, const struct ring *ring,
 			peer, strerror(errno));
 		return -BIP_ESYS;
 	}
+	/* Map its pages now: slots lie pages apart, so otherwise each of the
+	 * first messages through the ring pays a page fault. Kernels before
+	 * 5.14 refuse; they then fault on first use. */
+	page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	(void)madvise((void *)((uintptr_t)ring & ~(page - 1)),
+		      ring_size + ((uintptr_t)ring & (page - 1)),
+		      MADV_POPULATE_WRITE);
 	return 0;
 }
 
