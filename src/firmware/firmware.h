@@ -241,7 +241,8 @@ int bipfw_post_small(struct bipfw *fw, int peer, const struct iovec *iov,
 
 /* Immediate sending: put on the link what waits for one peer, now. Without
  * flush, packets may wait in the wire's batch for the next flush (a kick
- * with it, a step): a stream of messages then leaves in one batch. */
+ * with it, a step): a stream of messages then leaves in one batch, by the
+ * peer's bulk wire if it has one. */
 void bipfw_tx_kick(struct bipfw *fw, int peer, bool flush);
 
 /* Long send: returns the slot (>= 0) used as a request id. With

@@ -26,6 +26,7 @@ static int slot_alloc(struct bipfw *fw, int peer)
 	s->direct = false;
 	s->ready = false;
 	s->fin = false;
+	s->run = false;
 	s->raddr = 0;
 	return i;
 }

@@ -165,6 +165,8 @@ struct bipfw_send {
 	bool is_long;
 	bool ready;     /* long: ready mode, data without RTS/CTS */
 	bool fin;       /* ready: the receiver's verdict is in (status) */
+	bool run;       /* small: more follow at once (posted, then kicked
+			 * without flush): the run takes a bulk wire */
 	uint16_t peer;
 	uint16_t next;  /* FIFO / stream list link */
 	uint32_t gen;   /* request generation */

@@ -540,6 +540,70 @@ static void test_small_pieces(void)
 	}
 }
 
+/* With a bulk wire: a narrow message goes by the peer's own wire. A run
+ * (posted, then kicked without flush, as bip_sendv_more does) waits for
+ * what is in flight on the own wire, then takes the bulk wire, and the
+ * narrow message after it rides along; once all is acknowledged, narrow
+ * ones are back on the own wire. Order is kept throughout. */
+static void post_kick(struct bipfw *fw, uint8_t id, bool flush)
+{
+	uint8_t msg[100] = { id };
+
+	CHECK(post_small(fw, 1, msg, sizeof(msg)) == 0, "post %u", id);
+	bipfw_tx_kick(fw, 1, flush);
+}
+
+static void test_bulk_runs(void)
+{
+	struct simwire_net *bulk;
+	struct duo d;
+	uint8_t n = 0;
+
+	duo_open(&d);
+	bulk = simwire_new(NN, 11, &(struct simwire_faults){ 0 });
+	for (int i = 0; i < NN; i++) {
+		CHECK(simwire_attach(bulk, i, d.fw[i], PKT) == 1, "attach");
+		for (int s = 0; s < NN; s++)
+			if (s != i)
+				CHECK(bipfw_bulk_set(d.fw[i], s, 1) == 0,
+				      "bulk set");
+	}
+	CHECK(bipfw_bulk_set(d.fw[0], 1, 0) == -BIP_EINVAL,
+	      "the own wire taken as bulk wire");
+	post_kick(d.fw[0], 0, true);
+	post_kick(d.fw[0], 1, false);
+	post_kick(d.fw[0], 2, true);
+	CHECK(simwire_sent(d.net, BIP_PKT_SMALL) == 1 &&
+		      simwire_sent(bulk, BIP_PKT_SMALL) == 0,
+	      "a run did not wait for the own wire's packet in flight");
+	DUO_UNTIL(&d, bipfw_sends_drained(d.fw[0]));
+	CHECK(simwire_sent(d.net, BIP_PKT_SMALL) == 1 &&
+		      simwire_sent(bulk, BIP_PKT_SMALL) == 2,
+	      "own wire %llu (want 1), bulk wire %llu (want 2)",
+	      (unsigned long long)simwire_sent(d.net, BIP_PKT_SMALL),
+	      (unsigned long long)simwire_sent(bulk, BIP_PKT_SMALL));
+	post_kick(d.fw[0], 3, true);
+	CHECK(simwire_sent(d.net, BIP_PKT_SMALL) == 2,
+	      "a narrow message after the run did not take the own wire");
+	for (uint64_t t0 = bipfw_now_us();
+	     n < 4 && bipfw_now_us() - t0 < 1000000;) {
+		const void *data;
+		size_t len;
+		int src;
+
+		duo_steps(&d, 1);
+		if (bipfw_small_peek(d.fw[1], &data, &len, &src) != 0)
+			continue;
+		CHECK(len == 100 && ((const uint8_t *)data)[0] == n,
+		      "message %u came as %u", n, ((const uint8_t *)data)[0]);
+		bipfw_small_pop(d.fw[1]);
+		n++;
+	}
+	CHECK(n == 4, "%u of 4 messages arrived", n);
+	duo_close(&d);
+	simwire_free(bulk);
+}
+
 static void test_truncation(void)
 {
 	static uint8_t src[3000], dst[100];
@@ -1075,6 +1139,7 @@ int main(void)
 	test_closed_peer();
 	test_traffic();
 	test_small_pieces();
+	test_bulk_runs();
 	test_idle_death();
 	test_unused_wire();
 	return unit_result("firmware over the simulated wire");
