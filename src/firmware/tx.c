@@ -154,12 +154,14 @@ static void try_dma(struct bipfw *fw, int peer, struct bipfw_send *s)
  * Jumbo frames on eth cost more per byte than udp does: at MTU 9000 an
  * 8 KiB message took 10.3 us one way by one eth frame, 7.6 by udp; 4 KiB
  * took the same either way, 2 KiB 3.2 us by eth and 6.1 by udp. A run of
- * messages (the pieces of a wider one) counts as wide whatever their size. The path changes only
- * while nothing is in flight: go-back-N drops a packet that overtakes an
- * earlier one, and two wires do not keep each other's order. So a wide
- * packet waits for the acks of what is in flight on the own wire (a round
- * trip, once per run), while a narrow one rides along a bulk run rather
- * than wait. Returns the wire the next packet takes, or NULL: wait. */
+ * messages (the pieces of a wider one) counts as wide whatever their size.
+ *
+ * The path changes only while nothing is in flight: go-back-N drops a
+ * packet that overtakes an earlier one, and two wires do not keep each
+ * other's order. So a wide packet waits for the acks of what is in flight
+ * on the own wire (a round trip, once per run), while a narrow one rides
+ * along a bulk run rather than wait. Returns the wire the next packet
+ * takes, or NULL: wait. */
 static const struct bipfw_port *take_path(struct bipfw *fw,
 					  struct bipfw_peer *p, bool wide)
 {
@@ -185,7 +187,6 @@ static bool next_packet(struct bipfw *fw, int peer, struct bipfw_txent *e)
 		struct bipfw_lrecv *r = &fw->tags[p->cts.head];
 
 		(void)take_path(fw, p, false);
-
 		e->type = BIP_PKT_LONG_CTS;
 		e->tag = p->cts.head;
 		e->msg_id = r->msg_id;

@@ -81,10 +81,9 @@ int bipfw_dgram_iface(struct bipfw_dgram *d, const char *knob,
 		return -BIP_ESYS;
 	}
 	for (ifa = all; ifa && !found; ifa = ifa->ifa_next) {
-		bool loopback;
-
 		int family = ifa->ifa_addr ? ifa->ifa_addr->sa_family : -1;
 		char a[INET_ADDRSTRLEN] = "";
+		bool loopback;
 
 		if ((family != AF_INET && !(any_link && family == AF_PACKET)) ||
 		    !(ifa->ifa_flags & IFF_UP))
@@ -470,6 +469,7 @@ void bipfw_dgram_flush(void *ctx)
 {
 	struct bipfw_dgram *d = ctx;
 	struct bipfw_dgram_batch *b = &d->tx;
+	bool retried = false;
 
 	while (b->start < b->n) {
 		unsigned ng = group(d, b);
@@ -484,8 +484,13 @@ void bipfw_dgram_flush(void *ctx)
 		}
 		if (errno == EAGAIN || errno == ENOBUFS || errno == EINTR)
 			return;
-		if (socket_error(d, errno))
+		/* A kept error fails one call: once more. The same error
+		 * again is the route's own (no route to the host, which every
+		 * send meets): that message is lost, as below. */
+		if (!retried && socket_error(d, errno)) {
+			retried = true;
 			continue;
+		}
 		if (b->gn[0] > 1 && (errno == EIO || errno == EINVAL ||
 				     errno == EOPNOTSUPP)) {
 			bip_info("%s wire: %s refuses segmented sends (%s): "
