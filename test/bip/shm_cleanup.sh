@@ -18,6 +18,28 @@ run "$BIP_RUN" -n 4 -t 60 "$top_builddir/examples/bip_hello"
 # start-up) is a race; that the job fails and leaves nothing is not.
 "$BIP_RUN" -n 3 -t 60 "$T/test_peergone" kill-before-init
 [ $? -ne 0 ] || { echo "FAILED: the job should have failed"; exit 1; }
+# Under a launcher that cannot clean up (Hydra), a process killed before
+# its host's other nodes attached leaves its name: the next open on the
+# host removes it once it is a minute old and its process is gone; the
+# name of a process that lives stays.
+dead=$("$top_builddir/test/firmware/shm_leave" exit)
+names=$(mktemp)
+"$top_builddir/test/firmware/shm_leave" hold >"$names" &
+holder=$!
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$names" ] && break; sleep 0.2; done
+live=$(cat "$names")
+rm -f "$names"
+[ -e "/dev/shm/$dead" ] && [ -e "/dev/shm/$live" ] ||
+	{ echo "FAILED: shm_leave left no name ($dead, $live)"; exit 1; }
+touch -d '-2 min' "/dev/shm/$dead" "/dev/shm/$live"
+run "$BIP_RUN" -n 2 -t 60 "$top_builddir/examples/bip_hello"
+[ ! -e "/dev/shm/$dead" ] ||
+	{ echo "FAILED: a dead process's stale name stayed"; exit 1; }
+[ -e "/dev/shm/$live" ] ||
+	{ echo "FAILED: a living process's name was removed"; exit 1; }
+kill "$holder"
+wait "$holder" 2>/dev/null
+rm -f "/dev/shm/$live"
 after=$(shm_left)
 [ "$before" = "$after" ] || {
 	echo "FAILED: segments left in /dev/shm:"; echo "$after"; exit 1; }

@@ -4,6 +4,7 @@
  * doorbell as the NIC's interrupt, and cross-memory attach as the DMA engine.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -252,6 +253,52 @@ static int shm_cleanup(uint64_t secret, uint64_t job_key, int node)
 	return -BIP_ESYS;
 }
 
+/*
+ * A segment's name goes when the last of its host's other nodes attached.
+ * A job killed while starting (an MPI_Abort before every rank attached,
+ * say) leaves names nothing else removes: no launcher but bip_run knows
+ * the job's secret. So each open removes this user's segments whose owner
+ * is gone: a valid header, a pid that no longer exists, and untouched for
+ * STALE_S seconds (a pid we cannot see from another pid namespace would
+ * look gone; a job past its start has no name left to remove).
+ */
+#define STALE_S 60
+
+static void reap_stale(void)
+{
+	char prefix[32];
+	DIR *dir = opendir("/dev/shm");
+	struct dirent *e;
+	size_t plen;
+
+	if (!dir)
+		return;
+	snprintf(prefix, sizeof(prefix), "bip-%u-", (unsigned)geteuid());
+	plen = strlen(prefix);
+	while ((e = readdir(dir))) {
+		struct seg_info h;
+		struct stat st;
+		int fd;
+
+		if (strncmp(e->d_name, prefix, plen))
+			continue;
+		fd = openat(dirfd(dir), e->d_name,
+			    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_uid == geteuid() && st.st_mtime + STALE_S < time(NULL) &&
+		    pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+		    h.magic == SEG_MAGIC && h.version == SEG_VERSION &&
+		    h.pid > 0 && kill(h.pid, 0) < 0 && errno == ESRCH &&
+		    unlinkat(dirfd(dir), e->d_name, 0) == 0)
+			bip_info("removed /dev/shm/%s, left by pid %d (gone)",
+				 e->d_name, (int)h.pid);
+		close(fd);
+	}
+	closedir(dir);
+}
+
 /* "/" and the segment name of a node of our job. */
 static void seg_path(const struct bipfw_shm *shm, int node, char *buf,
 		     size_t len)
@@ -371,6 +418,7 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 	    params->packet_size < BIP_SMALL_MAX ||
 	    params->packet_size > UINT32_MAX / 2)
 		return -BIP_EINVAL;
+	reap_stale();
 	shm = calloc(1, sizeof(*shm));
 	if (!shm)
 		return -BIP_ENOMEM;
