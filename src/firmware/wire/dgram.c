@@ -329,21 +329,21 @@ size_t bipfw_dgram_chunk(void *ctx)
 
 #define ERRORS_EVERY_US 1000 /* the error queue, read when nothing fails */
 
+static bool is_addr(const union bipfw_dgram_addr *a,
+		    const struct sockaddr_in *to)
+{
+	return a->sa.sa_family == AF_INET && a->in.sin_port == to->sin_port &&
+	       a->in.sin_addr.s_addr == to->sin_addr.s_addr;
+}
+
 /* The peer a datagram we sent went to: its wire address or its
  * answerer's; -1 if none. */
 static int peer_of(const struct bipfw_dgram *d, const struct sockaddr_in *to)
 {
-	for (int i = 0; i < d->p.nnodes; i++) {
-		const struct bipfw_dgram_peer *p = &d->peers[i];
-
-		if ((p->addr.sa.sa_family == AF_INET &&
-		     p->addr.in.sin_port == to->sin_port &&
-		     p->addr.in.sin_addr.s_addr == to->sin_addr.s_addr) ||
-		    (p->answerer.sa.sa_family == AF_INET &&
-		     p->answerer.in.sin_port == to->sin_port &&
-		     p->answerer.in.sin_addr.s_addr == to->sin_addr.s_addr))
+	for (int i = 0; i < d->p.nnodes; i++)
+		if (is_addr(&d->peers[i].addr, to) ||
+		    is_addr(&d->peers[i].answerer, to))
 			return i;
-	}
 	return -1;
 }
 
