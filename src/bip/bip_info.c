@@ -52,7 +52,7 @@ static int print_peers(void)
 	for (int n = 0; n < bip_nnodes(ep); n++) {
 		const char *wire, *why;
 
-		if (n != bip_node(ep) && !bip_peer_wire(ep, n, &wire, &why))
+		if (!bip_peer_wire(ep, n, &wire, &why))
 			printf("node %d -> node %d: %s (%s)\n", bip_node(ep),
 			       n, wire, why);
 	}

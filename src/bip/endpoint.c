@@ -29,6 +29,11 @@ static void card_shared(const bip_ep_t *ep, uint64_t v[3])
 static const char *const card_knobs[3] = { "BIP_PACKET_SIZE", "BIP_LONG_TAGS",
 					   "BIP_SEND_SLOTS" };
 
+static bool node_in_job(const bip_ep_t *ep, int node)
+{
+	return node >= 0 && node < ep->nnodes;
+}
+
 int bip_open(const struct bip_open_params *params, bip_ep_t **ep_p)
 {
 	struct bipfw_wire_params wp;
@@ -161,7 +166,7 @@ int bip_connect(bip_ep_t *ep, int node, const char *card)
 
 	if (!ep || !card)
 		return -BIP_EINVAL;
-	if (node < 0 || node >= ep->nnodes || node == ep->node)
+	if (!node_in_job(ep, node))
 		return -BIP_ENODE;
 	if (ep->connected[node])
 		return -BIP_ESTATE;
@@ -179,7 +184,7 @@ int bip_connect(bip_ep_t *ep, int node, const char *card)
 
 int bip_check_node(const bip_ep_t *ep, int node)
 {
-	if (node < 0 || node >= ep->nnodes || node == ep->node)
+	if (!node_in_job(ep, node))
 		return -BIP_ENODE;
 	if (!ep->connected[node])
 		return -BIP_ESTATE;
@@ -289,7 +294,7 @@ int bip_peer_gone(const bip_ep_t *ep, int node)
 {
 	if (!ep)
 		return -BIP_EINVAL;
-	if (node < 0 || node >= ep->nnodes || node == ep->node)
+	if (!node_in_job(ep, node))
 		return -BIP_ENODE;
 	return bipfw_peer_gone(ep->fw, node);
 }
@@ -308,8 +313,9 @@ int bip_wire_info(unsigned i, struct bip_wire_desc *d)
 	cls = bipfw_wire_classes[i];
 	*d = (struct bip_wire_desc){
 		.name = cls->name,
-		.scope = cls->scope == BIPFW_SCOPE_HOST ? "this host"
-							: "any host",
+		.scope = cls->scope == BIPFW_SCOPE_SELF	  ? "this process"
+			 : cls->scope == BIPFW_SCOPE_HOST ? "this host"
+							  : "any host",
 		.lossy = !!(cls->flags & BIPFW_WIRE_LOSSY),
 	};
 	snprintf(d->state, sizeof(d->state), "works");
@@ -324,7 +330,7 @@ int bip_peer_chunk(const bip_ep_t *ep, int node, size_t *chunk)
 {
 	if (!ep || !chunk)
 		return -BIP_EINVAL;
-	if (node < 0 || node >= ep->nnodes || node == ep->node)
+	if (!node_in_job(ep, node))
 		return -BIP_ENODE;
 	*chunk = bipfw_port_chunk(ep->fw, node);
 	return *chunk ? 0 : -BIP_ESTATE;
@@ -343,7 +349,7 @@ int bip_memory(int nnodes, size_t *bytes)
 		return rc;
 	k.fw.nnodes = nnodes;
 	fixed = bipfw_memory(&k.fw, &per_peer);
-	*bytes = fixed + (size_t)(nnodes - 1) * per_peer;
+	*bytes = fixed + (size_t)nnodes * per_peer; /* ourselves included */
 	return 0;
 }
 
@@ -354,7 +360,7 @@ int bip_peer_wire(const bip_ep_t *ep, int node, const char **name,
 
 	if (!ep || !name)
 		return -BIP_EINVAL;
-	if (node < 0 || node >= ep->nnodes || node == ep->node)
+	if (!node_in_job(ep, node))
 		return -BIP_ENODE;
 	n = bipfw_port_name(ep->fw, node, why);
 	if (!n)

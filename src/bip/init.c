@@ -26,8 +26,6 @@ static int exchange_cards(bip_ep_t *ep, struct bip_pmi *pmi)
 	if (!rc)
 		rc = bip_pmi_barrier(pmi);
 	for (int n = 0; !rc && n < ep->nnodes; n++) {
-		if (n == ep->node)
-			continue;
 		snprintf(key, sizeof(key), "bip-card-%d", n);
 		rc = bip_pmi_get(pmi, key, card, sizeof(card));
 		if (!rc)

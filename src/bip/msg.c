@@ -302,8 +302,11 @@ static int reap(bip_ep_t *ep, bip_req_t *req, struct bip_status *st)
 
 		rc = bipfw_reap_lrecv(ep->fw, tag, req->gen, &s.node, &s.len);
 		s.tag = (int)tag;
-		/* Nobody left who could send to us: give the receive up. */
-		if (rc == 0 && !bipfw_live_peers(ep->fw) &&
+		/* Every other node lost and none of our own sends due: nobody
+		 * left who could send to us, give the receive up. (Alone in
+		 * its job, a node may still send to itself.) */
+		if (rc == 0 && bipfw_counters(ep->fw)->peers_lost &&
+		    !bipfw_live_peers(ep->fw) &&
 		    bipfw_cancel_lrecv(ep->fw, tag, req->gen) == 0)
 			rc = -BIP_EPEERGONE;
 	} else {

@@ -13,7 +13,7 @@ extern "C" {
 enum bip_error {
 	BIP_OK = 0,
 	BIP_EINVAL,   /* invalid argument (NULL pointer, bad knob value, ...) */
-	BIP_ENODE,    /* node number out of range, or the caller's own node */
+	BIP_ENODE,    /* node number out of range */
 	BIP_ETAG,     /* tag out of range */
 	BIP_ETOOLONG, /* length over a limit (BIP_SMALL_MAX, receive buffer) */
 	BIP_EOVERFLOW,/* the small-message queue overflowed (nothing was lost) */

@@ -60,6 +60,8 @@ struct bipfw_wire_params {
 enum bipfw_wire_scope {
 	BIPFW_SCOPE_HOST,    /* processes of this host */
 	BIPFW_SCOPE_NETWORK, /* processes of any host */
+	BIPFW_SCOPE_SELF,    /* this process alone: its own node, which no
+			      * other scope carries */
 };
 
 #define BIPFW_WIRE_LOSSY 0x1 /* may lose, corrupt, duplicate or reorder */
@@ -125,13 +127,15 @@ struct bipfw_wire_class {
 	void (*ping)(void *ctx, int peer);
 	uint64_t (*answered_at)(void *ctx, int peer);
 	/* The NIC's interrupt: sleep until a packet may have arrived, at most
-	 * timeout_us. */
+	 * timeout_us (NULL for a self-scope wire: see wait_fd). */
 	void (*wait)(void *ctx, unsigned timeout_us);
 	/* The same when several wires are open: arm the interrupt and return
 	 * a file descriptor that polls readable when a packet may have
 	 * arrived, -BIP_EAGAIN if one is there already, or another code if
 	 * there is no descriptor (the wire is then looked at every
-	 * millisecond); wait_end disarms it. NULL: never a descriptor. */
+	 * millisecond); wait_end disarms it. NULL: never a descriptor. A
+	 * self-scope wire needs none: peek says whether a packet waits, and
+	 * none comes while we sleep. */
 	int (*wait_fd)(void *ctx);
 	void (*wait_end)(void *ctx);
 	/* Remove what a crashed process of the job left behind (NULL:
@@ -281,7 +285,8 @@ void bipfw_small_pop(struct bipfw *fw);
 /* Asynchronous errors (overflow): returns and clears the pending one. */
 int bipfw_take_error(struct bipfw *fw);
 
-/* Number of peers that are neither gone nor closed. */
+/* Number of peers that are neither gone nor closed and may still send to
+ * us: the others, and this node while its packets to itself are due. */
 int bipfw_live_peers(const struct bipfw *fw);
 bool bipfw_peer_gone(const struct bipfw *fw, int peer);
 

@@ -56,7 +56,7 @@ void bipfw_send_complete(struct bipfw *fw, unsigned slot, int status)
 
 static int check_peer(const struct bipfw *fw, int peer)
 {
-	if (peer < 0 || peer >= fw->cfg.nnodes || peer == fw->cfg.node)
+	if (peer < 0 || peer >= fw->cfg.nnodes)
 		return -BIP_ENODE;
 	if (fw->peers[peer].state != BIPFW_PEER_LIVE)
 		return -BIP_EPEERGONE;

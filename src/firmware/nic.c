@@ -497,11 +497,17 @@ bool bipfw_sends_drained(const struct bipfw *fw)
 
 int bipfw_live_peers(const struct bipfw *fw)
 {
+	const struct bipfw_peer *self = &fw->peers[fw->cfg.node];
 	int n = 0;
 
 	for (int i = 0; i < fw->cfg.nnodes; i++)
 		n += i != fw->cfg.node && fw->peers[i].state == BIPFW_PEER_LIVE;
-	return n;
+	/* Ourselves only while a packet of ours to us waits or is on its
+	 * way: a process that waits sends nothing new. */
+	return n + (self->tx.una != self->tx.next ||
+		    self->fifo.head != BIPFW_NONE ||
+		    self->stream.head != BIPFW_NONE ||
+		    self->cts.head != BIPFW_NONE);
 }
 
 bool bipfw_peer_gone(const struct bipfw *fw, int peer)

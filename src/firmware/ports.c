@@ -10,11 +10,13 @@
 #include "log.h"
 #include "nic.h"
 #include "wire/eth.h"
+#include "wire/self.h"
 #include "wire/shm.h"
 #include "wire/udp.h"
 
 /* In order of preference: a peer goes by the first that reaches it. */
 const struct bipfw_wire_class *const bipfw_wire_classes[] = {
+	&bipfw_self_class,
 	&bipfw_shm_class,
 	&bipfw_eth_class,
 	&bipfw_udp_class,
@@ -23,12 +25,13 @@ const struct bipfw_wire_class *const bipfw_wire_classes[] = {
 
 #define NCLASSES (sizeof(bipfw_wire_classes) / sizeof(bipfw_wire_classes[0]) - 1)
 
-/* BIP_WIRE's choices: auto, then every class in table order. */
+/* BIP_WIRE's choices: auto, then every class but self (which carries a
+ * process's packets to itself whatever the others do) in table order. */
 static const char *const wire_choices[] = { "auto", "shm", "eth", "udp",
 					    NULL };
 
-_Static_assert(sizeof(wire_choices) / sizeof(wire_choices[0]) == NCLASSES + 2,
-	       "BIP_WIRE lists every wire class");
+_Static_assert(sizeof(wire_choices) / sizeof(wire_choices[0]) == NCLASSES + 1,
+	       "BIP_WIRE lists every wire class but self");
 
 static const char *const bulk_choices[] = { "auto", "off", NULL };
 
@@ -39,7 +42,8 @@ struct port_knobs {
 
 static const struct bip_knob_def knobs[] = {
 	{ { "BIP_WIRE", "auto|shm|eth|udp", "auto",
-	    "The wire every peer must use. auto: shm for peers on this host, "
+	    "The wire every other node must be reached by. auto: shm for "
+	    "peers on this host, "
 	    "eth for the others when BIP_ETH_IFACE names an interface and "
 	    "packet sockets are allowed (CAP_NET_RAW), else udp." },
 	  BIP_KNOB_CHOICE, 0, 0, wire_choices,
@@ -74,15 +78,18 @@ int bipfw_wire_add(struct bipfw *fw, const struct bipfw_wire_class *cls,
 	return (int)fw->nwires++;
 }
 
-/* Which classes a job needs: what can reach its peers. A forced wire is
- * the only one; else host-scope wires, and network ones if it spans hosts. */
-static bool class_needed(const struct bipfw *fw, unsigned i,
+/* Which classes a job needs: what can reach its nodes. Self always; a
+ * forced wire is then the only one; else host-scope wires, and network
+ * ones if it spans hosts. */
+static bool class_needed(const struct bipfw *fw,
+			 const struct bipfw_wire_class *cls,
 			 const struct bipfw_wire_params *p)
 {
+	if (cls->scope == BIPFW_SCOPE_SELF)
+		return true;
 	if (fw->forced)
-		return fw->forced == i + 1;
-	return bipfw_wire_classes[i]->scope == BIPFW_SCOPE_HOST ||
-	       p->nhosts > 1;
+		return !strcmp(cls->name, wire_choices[fw->forced]);
+	return cls->scope == BIPFW_SCOPE_HOST || p->nhosts > 1;
 }
 
 int bipfw_wires_open(struct bipfw *fw, const struct bipfw_wire_params *params)
@@ -100,7 +107,7 @@ int bipfw_wires_open(struct bipfw *fw, const struct bipfw_wire_params *params)
 		const struct bipfw_wire_class *cls = bipfw_wire_classes[i];
 		void *ctx;
 
-		if (!class_needed(fw, i, p))
+		if (!class_needed(fw, cls, p))
 			continue;
 		rc = cls->open(p, &ctx);
 		/* Not configured or not allowed here: the next one serves. */
@@ -253,18 +260,22 @@ int bipfw_connect(struct bipfw *fw, int peer, const char *cards,
 	char card[WIRE_CARD_MAX];
 	int rc = -BIP_EWIRE;
 
-	if (peer < 0 || peer >= fw->cfg.nnodes || peer == fw->cfg.node)
+	bool self = peer == fw->cfg.node;
+
+	if (peer < 0 || peer >= fw->cfg.nnodes)
 		return -BIP_ENODE;
 	if (fw->peers[peer].wire != BIPFW_NO_WIRE)
 		return -BIP_ESTATE;
 	if (!cards_valid(cards))
 		return -BIP_ECARD;
 	/* Open wires are in order of preference: the first that reaches the
-	 * peer and whose card it published carries it. */
+	 * peer and whose card it published carries it. Our own node goes by
+	 * the self wire and no other. */
 	for (unsigned i = 0; i < fw->nwires; i++) {
 		const struct bipfw_port *w = &fw->wires[i];
 
-		if (w->cls->scope == BIPFW_SCOPE_HOST && !same_host)
+		if ((w->cls->scope == BIPFW_SCOPE_SELF) != self ||
+		    (w->cls->scope == BIPFW_SCOPE_HOST && !same_host))
 			continue;
 		if (!card_for(cards, w->cls->name, card))
 			continue;
@@ -274,7 +285,8 @@ int bipfw_connect(struct bipfw *fw, int peer, const char *cards,
 		if (rc)
 			return rc;
 		port_take(fw, peer, i,
-			  fw->forced	       ? "forced by BIP_WIRE"
+			  self		       ? "this process"
+			  : fw->forced	       ? "forced by BIP_WIRE"
 			  : same_host	       ? "same host"
 			  : "another host");
 		bulk_connect(fw, peer, cards);
@@ -292,7 +304,7 @@ int bipfw_connect(struct bipfw *fw, int peer, const char *cards,
 
 int bipfw_port_set(struct bipfw *fw, int peer, unsigned wire)
 {
-	if (peer < 0 || peer >= fw->cfg.nnodes || peer == fw->cfg.node)
+	if (peer < 0 || peer >= fw->cfg.nnodes)
 		return -BIP_ENODE;
 	if (wire >= fw->nwires)
 		return -BIP_EINVAL;
@@ -302,7 +314,7 @@ int bipfw_port_set(struct bipfw *fw, int peer, unsigned wire)
 
 int bipfw_bulk_set(struct bipfw *fw, int peer, unsigned wire)
 {
-	if (peer < 0 || peer >= fw->cfg.nnodes || peer == fw->cfg.node)
+	if (peer < 0 || peer >= fw->cfg.nnodes)
 		return -BIP_ENODE;
 	if (wire >= fw->nwires || fw->peers[peer].wire == BIPFW_NO_WIRE ||
 	    fw->peers[peer].wire == wire ||
@@ -352,6 +364,22 @@ int bipfw_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes)
 	return err ? err : removed;
 }
 
+/* Whether a wire must be slept on: it carries a peer or its wide
+ * messages, and packets can come by it while we sleep (a self-scope wire
+ * has one waiting already, or none until we send). */
+static bool wait_on(const struct bipfw_port *w, bool *ready)
+{
+	const void *hdr, *payload;
+	size_t avail;
+
+	if (!w->npeers && !w->nbulk)
+		return false;
+	if (w->cls->scope != BIPFW_SCOPE_SELF)
+		return true;
+	*ready |= w->cls->peek(w->ctx, &hdr, &payload, &avail) == 0;
+	return false;
+}
+
 /* Sleep in poll() on the interrupt descriptor of each wire that carries a
  * peer or its wide messages (one alone sleeps its own way). A wire without
  * one is looked at again every millisecond. */
@@ -361,12 +389,14 @@ void bipfw_wires_wait(struct bipfw *fw, unsigned max_us)
 {
 	struct pollfd pfd[BIPFW_WIRES_MAX];
 	int n = 0, timeout = (int)((max_us + 999) / 1000);
-	bool armed[BIPFW_WIRES_MAX] = { false };
+	bool armed[BIPFW_WIRES_MAX] = { false }, ready = false;
 	unsigned used = 0, last = 0;
 
 	for (unsigned i = 0; i < fw->nwires; i++)
-		if (fw->wires[i].npeers || fw->wires[i].nbulk)
+		if (wait_on(&fw->wires[i], &ready))
 			used++, last = i;
+	if (ready)
+		return;
 	if (used == 1) {
 		fw->wires[last].cls->wait(fw->wires[last].ctx, max_us);
 		return;
@@ -375,7 +405,7 @@ void bipfw_wires_wait(struct bipfw *fw, unsigned max_us)
 		const struct bipfw_port *w = &fw->wires[i];
 		int fd;
 
-		if (!w->npeers && !w->nbulk)
+		if (!wait_on(w, &ready))
 			continue;
 		fd = w->cls->wait_fd ? w->cls->wait_fd(w->ctx) : -BIP_ESTATE;
 		armed[i] = w->cls->wait_fd != NULL;

@@ -36,7 +36,11 @@ static bool packet_valid(struct bipfw *fw, unsigned wire,
 	}
 	if (h->version != BIP_WIRE_VERSION || h->type == BIP_PKT_NONE ||
 	    h->type >= BIP_PKT_NTYPES || h->dst != c->node ||
-	    h->src >= c->nnodes || h->src == c->node || h->len > c->packet_size)
+	    h->src >= c->nnodes || h->len > c->packet_size)
+		goto bad;
+	/* Our own packets come by the self wire, and it carries nothing else. */
+	if ((h->src == c->node) !=
+	    (fw->wires[wire].cls->scope == BIPFW_SCOPE_SELF))
 		goto bad;
 	/* A connected peer speaks only on its own wires. */
 	if (fw->peers[h->src].wire != BIPFW_NO_WIRE &&

@@ -1,8 +1,10 @@
 #!/bin/sh
-# Thousands of messages of every size class between 2, 3 and 4 processes,
-# checked byte by byte; then again with small packets and a tiny window so
+# Thousands of messages of every size class between 2, 3 and 4 processes
+# (each to itself too), and within one alone (the self wire only), checked
+# byte by byte; then again with small packets and a tiny window so
 # the packetizer, the window and the rings all wrap many times.
 . "$top_srcdir/test/bip/lib.sh"
+run "$BIP_RUN" -n 1 -t 60 "$T/test_traffic" 3000 7
 run "$BIP_RUN" -n 2 -t 120 "$T/test_traffic" 3000 1
 run "$BIP_RUN" -n 3 -t 120 "$T/test_traffic" 1000 2
 run "$BIP_RUN" -n 4 -t 180 "$T/test_traffic" 600 3
