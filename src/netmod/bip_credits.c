@@ -65,20 +65,15 @@ static MPIDI_BIP_ctlq_t *ctlq_pop(MPIDI_BIP_ctlq_t **head,
 	return q;
 }
 
-MPIDI_BIP_ctlq_t *MPIDI_BIP_self_pop(void)
-{
-	return ctlq_pop(&MPIDI_BIP_global.self_head,
-			&MPIDI_BIP_global.self_tail);
-}
-
 /* What we can take from each peer: the CVAR, lowered so that every peer's
- * messages fit BIP's queue of small_queue. The pairs agree on N later. */
+ * messages fit BIP's queue of small_queue - our own rank's too, which
+ * reaches us through BIP like any other. The pairs agree on N later. */
 int MPIDI_BIP_credits_init(unsigned small_queue)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
-	int peers = MPIR_Process.size - 1, n = g->accept;
+	int peers = MPIR_Process.size, n = g->accept;
 
-	if (peers > 0 && n > (int)small_queue / peers)
+	if (n > (int)small_queue / peers)
 		n = (int)small_queue / peers;
 	if (n < 2)
 		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
@@ -93,7 +88,6 @@ int MPIDI_BIP_credits_init(unsigned small_queue)
 		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
 					    __func__, __LINE__, MPI_ERR_OTHER,
 					    "**nomem", 0);
-	MPIDI_BIP_credits_agree(g->self, n);
 	return MPI_SUCCESS;
 }
 
@@ -128,9 +122,8 @@ static int ctl_post(int node, MPIDI_BIP_peer_t *p, const struct iovec *iov,
 }
 
 /* Send a control message - a header and its data, gathered by BIP - now,
- * or queue a copy behind what waits for node. Messages to ourselves never
- * touch BIP: progress dispatches them. With more, another to node follows
- * at once. */
+ * or queue a copy behind what waits for node (ourselves included: BIP's
+ * self wire loops it back). With more, another to node follows at once. */
 static int ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
 		     size_t data_len, bool more)
 {
@@ -141,13 +134,6 @@ static int ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
 	const struct iovec iov[2] = { { hdr, hdr_len },
 				      { (void *)data, data_len } };
 
-	if (node == g->self) {
-		g->cnt.to_self++;
-		q = ctlq_new(node, iov);
-		MPIR_ERR_CHKANDJUMP(!q, mpi_errno, MPI_ERR_OTHER, "**nomem");
-		ctlq_append(&g->self_head, &g->self_tail, q);
-		goto fn_exit;
-	}
 	/* To a dead peer, nothing goes: what waits on an answer from it has
 	 * failed already (MPIDI_BIP_peer_failed). */
 	if (p->failed)
@@ -216,8 +202,7 @@ static int send_credits(int node, MPIDI_BIP_peer_t *p)
 /* Rule: the header's credits are added to C(i->j) on arrival. */
 void MPIDI_BIP_ctl_arrived(int node, const MPIDI_BIP_ctl_t *ctl)
 {
-	if (node != MPIDI_BIP_global.self)
-		MPIDI_BIP_global.peers[node].credits += ctl->credits;
+	MPIDI_BIP_global.peers[node].credits += ctl->credits;
 }
 
 /* Rule: B(i<-j)++ once the message left BIP's queue (credits-only ones are
@@ -228,7 +213,7 @@ int MPIDI_BIP_ctl_consumed(int node, const MPIDI_BIP_ctl_t *ctl)
 	MPIDI_BIP_peer_t *p = &g->peers[node];
 	int mpi_errno = MPI_SUCCESS, rc;
 
-	if (node == g->self || ctl->type == MPIDI_BIP_CTL_CREDITS)
+	if (ctl->type == MPIDI_BIP_CTL_CREDITS)
 		return MPI_SUCCESS;
 	p->owed++;
 	if (p->credits_due)

@@ -226,7 +226,6 @@ int MPIDI_BIP_init_local(int *tag_bits)
 	for (int r = 0; r < MPIR_Process.size; r++)
 		params.local_nodes += MPIR_Process.node_map[r] == params.host;
 	memset(g, 0, sizeof(*g));
-	g->self = MPIR_Process.rank;
 	mpi_errno = read_cvars(g);
 	MPIR_ERR_CHECK(mpi_errno);
 	/* Settings we cannot run with are refused before anything exists
@@ -324,8 +323,7 @@ int MPIDI_BIP_init_world(void)
 		g->peers[i].rts3_max = theirs[i].rts3_max;
 		g->peers[i].pid = theirs[i].pid;
 		memcpy(g->peers[i].host, theirs[i].host, sizeof(theirs[i].host));
-		if (i == rank)
-			continue;
+		/* Our own rank too: BIP's self wire carries it. */
 		rc = bip_connect(g->ep, i, bip_cards[i]);
 		if (rc) {
 			mpi_errno = MPIDI_BIP_error(rc, "bip_connect");
@@ -366,11 +364,10 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 	int nmin = g->accept, nmax = 0;
 
 	/* N of the pairs: one number when they all agree alike. */
-	for (int i = 0; i < MPIR_Process.size; i++)
-		if (i != g->self || MPIR_Process.size == 1) {
-			nmin = MPL_MIN(nmin, g->peers[i].ncredits);
-			nmax = MPL_MAX(nmax, g->peers[i].ncredits);
-		}
+	for (int i = 0; i < MPIR_Process.size; i++) {
+		nmin = MPL_MIN(nmin, g->peers[i].ncredits);
+		nmax = MPL_MAX(nmax, g->peers[i].ncredits);
+	}
 	if (nmin == nmax)
 		snprintf(n_range, sizeof(n_range), "%d", nmin);
 	else
@@ -395,7 +392,7 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		"rendezvous %llu "
 		"(synchronous %llu, fragments %llu), credits-only %llu (N=%s), "
 		"unexpected %llu (max queued %u), active messages inline %llu, "
-		"announced %llu, to self %llu, send FIFO max %u, receive FIFO max %u, "
+		"announced %llu, send FIFO max %u, receive FIFO max %u, "
 		"dropped %llu%s, idle yields %llu, sleeps %llu | "
 		"BIP: packets %llu sent %llu received, acks %llu, NACKs %llu "
 		"sent %llu received, retransmits %llu, small-queue overflows "
@@ -410,7 +407,7 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)c->credits_only, n_range,
 		(unsigned long long)c->unexpected, c->unexp_max,
 		(unsigned long long)c->am_short,
-		(unsigned long long)c->am_3way, (unsigned long long)c->to_self,
+		(unsigned long long)c->am_3way,
 		c->sfifo_max, c->rfifo_max, (unsigned long long)dropped, why,
 		(unsigned long long)c->yields,
 		(unsigned long long)c->sleeps,

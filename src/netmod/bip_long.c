@@ -56,10 +56,8 @@ static int lrecv_post(MPIDI_BIP_lrecv_t *lr, int tag)
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	int mpi_errno = MPI_SUCCESS, rc;
 
-	if (lr->node != g->self) {
-		rc = bip_ilrecv(g->ep, tag, lr->dst, lr->ack.len, &lr->breq);
-		BIP_CHECK(rc, "bip_ilrecv");
-	}
+	rc = bip_ilrecv(g->ep, tag, lr->dst, lr->ack.len, &lr->breq);
+	BIP_CHECK(rc, "bip_ilrecv");
 	lr->tag = tag;
 	g->tag_owner[tag] = lr;
 	g->nlrecvs++;
@@ -135,7 +133,7 @@ int MPIDI_BIP_lsends_move(void *arg, const char *from, const char *to)
 	     ls = ls->next) {
 		int rc;
 
-		if (ls->arg != arg || ls->done)
+		if (ls->arg != arg)
 			continue;
 		ls->src = to + ((const char *)ls->src - from);
 		if (ls->posted) {
@@ -146,17 +144,6 @@ int MPIDI_BIP_lsends_move(void *arg, const char *from, const char *to)
 		}
 	}
 	return MPI_SUCCESS;
-}
-
-/* To ourselves: the receive owning the tag takes the bytes at once. */
-static void lsend_self(MPIDI_BIP_lsend_t *ls)
-{
-	MPIDI_BIP_lrecv_t *lr = MPIDI_BIP_global.tag_owner[ls->tag];
-
-	MPIR_Assert(lr && lr->node == MPIDI_BIP_global.self);
-	memcpy(lr->dst, ls->src, MPL_MIN(ls->len, lr->ack.len));
-	lr->done = true;
-	ls->done = true;
 }
 
 static void lsend_unlink(MPIDI_BIP_lsend_t **link, MPIDI_BIP_lsend_t *ls)
@@ -175,12 +162,9 @@ static int poll_lsends(int *progress)
 	int mpi_errno = MPI_SUCCESS;
 
 	for (MPIDI_BIP_lsend_t **link = &g->lsends, *ls; (ls = *link);) {
-		int rc = 0, done = ls->done;
+		int rc = 0, done = 0;
 
-		if (!ls->posted && ls->node == g->self) {
-			lsend_self(ls);
-			done = 1;
-		} else if (!ls->posted) {
+		if (!ls->posted) {
 			rc = bip_irsend(g->ep, ls->node, ls->tag, ls->src,
 					ls->len, &ls->breq);
 			if (rc == -BIP_EAGAIN) {
@@ -258,9 +242,7 @@ static int poll_lrecvs(int *progress)
 
 		if (!lr)
 			continue;
-		done = lr->done;
-		if (!done && lr->node != g->self)
-			rc = bip_test_nopoll(g->ep, &lr->breq, &done, NULL);
+		rc = bip_test_nopoll(g->ep, &lr->breq, &done, NULL);
 		if (rc == -BIP_EPEERGONE) {
 			mpi_errno = MPIDI_BIP_peer_failed(lr->node);
 			MPIR_ERR_CHECK(mpi_errno);
@@ -293,7 +275,7 @@ int MPIDI_BIP_long_peer_failed(int node, int err)
 			link = &ls->next;
 			continue;
 		}
-		if (ls->posted && !ls->done)
+		if (ls->posted)
 			(void)bip_test_nopoll(g->ep, &ls->breq, &done, NULL);
 		lsend_unlink(link, ls);
 		mpi_errno = ls->complete(ls, err);
@@ -305,8 +287,7 @@ int MPIDI_BIP_long_peer_failed(int node, int err)
 
 		if (!lr || lr->node != node)
 			continue;
-		if (!lr->done &&
-		    bip_test_nopoll(g->ep, &lr->breq, &done, NULL) == 0 &&
+		if (bip_test_nopoll(g->ep, &lr->breq, &done, NULL) == 0 &&
 		    !done)
 			(void)bip_cancel(g->ep, &lr->breq);
 		mpi_errno = lrecv_end(t, err);

@@ -74,7 +74,7 @@ static int check_peers(MPIDI_BIP_global_t *g)
 		return MPI_SUCCESS;
 	g->lost_seen = lost;
 	for (int i = 0; i < MPIR_Process.size && !mpi_errno; i++)
-		if (i != g->self && bip_peer_gone(g->ep, i) == 1)
+		if (bip_peer_gone(g->ep, i) == 1)
 			mpi_errno = MPIDI_BIP_peer_failed(i);
 	return mpi_errno;
 }
@@ -155,7 +155,7 @@ static int dispatch(int node, const void *msg, size_t len)
 	MPIR_Request *req = NULL;
 	const char *payload;
 	size_t fixed;
-	int why, mpi_errno;
+	int why, mpi_errno, rc;
 
 	why = MPIDI_BIP_ctl_decode(msg, len, &peer, &m, &fixed);
 	if (!why)
@@ -196,27 +196,8 @@ static int dispatch(int node, const void *msg, size_t len)
 	}
 	/* Rule: the message has left BIP's queue: B++ (even if acting on it
 	 * failed: its slot is free all the same). */
-	if (node != g->self) {
-		int rc = MPIDI_BIP_ctl_consumed(node, &m.h);
-
-		if (!mpi_errno)
-			mpi_errno = rc;
-	}
-	return mpi_errno;
-}
-
-/* Messages to ourselves, in the order they were sent. */
-static int drain_self(int *progress)
-{
-	MPIDI_BIP_ctlq_t *q;
-	int mpi_errno = MPI_SUCCESS;
-
-	while (mpi_errno == MPI_SUCCESS && (q = MPIDI_BIP_self_pop())) {
-		mpi_errno = dispatch(q->node, q->msg, q->len);
-		MPL_free(q);
-		(*progress)++;
-	}
-	return mpi_errno;
+	rc = MPIDI_BIP_ctl_consumed(node, &m.h);
+	return mpi_errno ? mpi_errno : rc;
 }
 
 /* One turn of BIP's NIC program, then every control message out of BIP's
@@ -296,8 +277,6 @@ int MPIDI_BIP_progress(int vci, int blocking)
 	uint64_t entered_ns = g->idle >= g->spin_polls ? now_ns() : 0;
 
 	mpi_errno = drain_control(&progress);
-	MPIR_ERR_CHECK(mpi_errno);
-	mpi_errno = drain_self(&progress);
 	MPIR_ERR_CHECK(mpi_errno);
 	mpi_errno = MPIDI_BIP_send_fifo_drain(&progress);
 	MPIR_ERR_CHECK(mpi_errno);

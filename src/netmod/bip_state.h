@@ -53,7 +53,6 @@ typedef struct MPIDI_BIP_lrecv {
 	void *dst;
 	MPIDI_BIP_ctl_ack_t ack;      /* what to tell the sender once posted */
 	bip_req_t breq;
-	bool done;                    /* filled by a send to ourselves */
 	/* The transfer is over: err is MPI_SUCCESS or how it failed. */
 	int (*complete)(struct MPIDI_BIP_lrecv *lr, int err);
 	void *arg;
@@ -65,7 +64,7 @@ typedef struct MPIDI_BIP_lsend {
 	int node, tag;
 	const void *src;
 	uint64_t len;
-	bool posted, done;
+	bool posted;
 	bip_req_t breq;
 	int (*complete)(struct MPIDI_BIP_lsend *ls, int err);
 	void *arg;
@@ -107,7 +106,6 @@ typedef struct {
 	uint64_t dropped[MPIDI_BIP_CTL_NDROPS]; /* malformed messages, by why */
 	uint64_t unexpected;     /* messages that arrived before a receive */
 	uint64_t am_short, am_3way;
-	uint64_t to_self;        /* control messages to our own rank */
 	uint64_t yields, sleeps; /* the idle policy at work */
 	unsigned sfifo_depth, sfifo_max;  /* send FIFOs, all peers */
 	unsigned rfifo_depth, rfifo_max;  /* receive FIFO (waiting for a tag) */
@@ -116,7 +114,6 @@ typedef struct {
 
 typedef struct {
 	bip_ep_t *ep;
-	int self;                       /* our node */
 	MPIDI_BIP_counters_t cnt;
 	/* limits, from the CVARs at init */
 	size_t short_limit;             /* largest SHORT payload */
@@ -135,7 +132,6 @@ typedef struct {
 	unsigned sfifo_peers;           /* peers with a non-empty send FIFO */
 	int sfifo_next;                 /* where the next drain starts */
 	unsigned credits_due;           /* peers owed a credits-only message */
-	MPIDI_BIP_ctlq_t *self_head, *self_tail; /* messages to ourselves */
 	/* matching */
 	MPIR_Request *posted_head, *posted_tail;
 	MPIDI_BIP_unexp_t *unexp_head, *unexp_tail;
@@ -179,7 +175,7 @@ int MPIDI_BIP_failed_request(int kind, MPIR_Comm *comm, int node,
 		}                                                              \
 	} while (0)
 
-/* bip_credits.c: control messages, credits, send FIFOs, the self queue. */
+/* bip_credits.c: control messages, credits, send FIFOs. */
 int MPIDI_BIP_ctl_send(int node, void *msg, size_t len);
 int MPIDI_BIP_ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
 			size_t data_len);
@@ -192,7 +188,6 @@ int MPIDI_BIP_send_fifo_drain(int *progress);
 /* Take the announcement of the send with this handle out of node's send
  * FIFO, if it is still there: true when it was (it never left). */
 bool MPIDI_BIP_send_fifo_take(int node, uint64_t handle);
-MPIDI_BIP_ctlq_t *MPIDI_BIP_self_pop(void);
 int MPIDI_BIP_credits_init(unsigned small_queue);
 void MPIDI_BIP_credits_agree(int node, int peer_accepts);
 

@@ -14,8 +14,8 @@
  *
  * The thresholds are read through MPI_T from the netmod's CVARs, so the same
  * program tests any setting. Any rank count works (with 1, MPICH's own
- * self path carries everything; with more, messages to oneself are the
- * netmod's).
+ * self path carries everything; with more, messages to oneself go through
+ * the netmod and BIP's self wire).
  */
 #include "check.h"
 #include <stdio.h>
