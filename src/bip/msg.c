@@ -292,7 +292,10 @@ int bip_ilrecv(bip_ep_t *ep, int tag, void *buf, size_t cap, bip_req_t *req)
 }
 
 /* Reap without driving progress: 1 done, 0 not yet, < 0 failed. */
-static int reap(bip_ep_t *ep, bip_req_t *req, struct bip_status *st)
+/* waiting: the caller blocks until the request completes, so it sends
+ * nothing meanwhile. */
+static int reap(bip_ep_t *ep, bip_req_t *req, struct bip_status *st,
+		bool waiting)
 {
 	struct bip_status s = { .node = -1, .tag = -1 };
 	int rc;
@@ -302,11 +305,10 @@ static int reap(bip_ep_t *ep, bip_req_t *req, struct bip_status *st)
 
 		rc = bipfw_reap_lrecv(ep->fw, tag, req->gen, &s.node, &s.len);
 		s.tag = (int)tag;
-		/* Every other node lost and none of our own sends due: nobody
-		 * left who could send to us, give the receive up. (Alone in
-		 * its job, a node may still send to itself.) */
-		if (rc == 0 && bipfw_counters(ep->fw)->peers_lost &&
-		    !bipfw_live_peers(ep->fw) &&
+		/* Waited on with every other node gone and none of our own
+		 * sends to ourselves due: nobody could ever send to it, give
+		 * it up. (Tested, it stays: we may yet send to ourselves.) */
+		if (rc == 0 && waiting && !bipfw_live_peers(ep->fw) &&
 		    bipfw_cancel_lrecv(ep->fw, tag, req->gen) == 0)
 			rc = -BIP_EPEERGONE;
 	} else {
@@ -333,7 +335,7 @@ int bip_test_nopoll(bip_ep_t *ep, bip_req_t *req, int *done,
 
 	if (!ep || !req || !done)
 		return -BIP_EINVAL;
-	rc = reap(ep, req, st);
+	rc = reap(ep, req, st, false);
 	*done = rc != 0;
 	return rc < 0 ? rc : 0;
 }
@@ -351,7 +353,7 @@ int bip_wait(bip_ep_t *ep, bip_req_t *req, struct bip_status *st)
 
 	if (!ep || !req)
 		return -BIP_EINVAL;
-	while ((rc = reap(ep, req, st)) == 0)
+	while ((rc = reap(ep, req, st, true)) == 0)
 		bip_idle_wait(ep, -1);
 	return rc < 0 ? rc : 0;
 }
