@@ -270,7 +270,8 @@ void bipfw_small_pop(struct bipfw *fw)
 {
 	if (!fw->sq_count)
 		return;
-	fw->sq_head = (fw->sq_head + 1) % fw->cfg.small_queue;
+	if (++fw->sq_head == fw->cfg.small_queue)
+		fw->sq_head = 0;
 	fw->sq_count--;
 }
 

@@ -111,6 +111,7 @@ static enum deliver_result deliver_small(struct bipfw *fw, int src,
 					 const void *payload)
 {
 	struct bipfw_small_entry *e;
+	unsigned i;
 	size_t have = h->flags & BIP_PKTF_INLINE ? 0 : (size_t)h->offset;
 
 	if (have && (!p->small_part || have != p->small_fill)) {
@@ -132,7 +133,9 @@ static enum deliver_result deliver_small(struct bipfw *fw, int src,
 		return NO_BUFFER;
 	}
 	fw->in_overflow = false;
-	e = &fw->smallq[(fw->sq_head + fw->sq_count) % fw->cfg.small_queue];
+	/* The tail wraps by a compare, not a division (any queue size). */
+	i = fw->sq_head + fw->sq_count;
+	e = &fw->smallq[i >= fw->cfg.small_queue ? i - fw->cfg.small_queue : i];
 	e->src = (uint16_t)src;
 	e->len = (uint32_t)(have + h->len);
 	if (have)

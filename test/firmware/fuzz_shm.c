@@ -194,6 +194,27 @@ int main(int argc, char **argv)
 		memcpy(img + 28, &(int32_t){ 4242 }, 4);
 		save(argv[1], "segment", img, (size_t)n, 1);
 		save(argv[1], "segment-cut", img, 4096, 1);
+		if (bipfw_shm_attach(a, 1, 4242, img, (size_t)n)) {
+			fprintf(stderr, "a real segment refused\n");
+			return 1;
+		}
+		/* Rings are masked, so a length that is not a power of two
+		 * (the header's nslots, ring_size consistent with it) is
+		 * refused. */
+		{
+			uint32_t slot, three = 3;
+			uint64_t ring;
+
+			memcpy(&slot, img + 40, 4);
+			ring = 128 + (uint64_t)slot * three;
+			memcpy(img + 44, &three, 4);
+			memcpy(img + 56, &ring, 8);
+			if (bipfw_shm_attach(a, 1, 4242, img, (size_t)n) !=
+			    -BIP_ECARD) {
+				fprintf(stderr, "a ring of 3 slots taken\n");
+				return 1;
+			}
+		}
 		free(img);
 	}
 	/* Our ring with packets node 1 put there: connect the two, send. */

@@ -117,9 +117,9 @@ struct shm_knobs {
 };
 
 static const struct bip_knob_def knobs[] = {
-	{ { "BIP_SHM_RING_SLOTS", "count", "32",
+	{ { "BIP_SHM_RING_SLOTS", "power of 2", "32",
 	    "Packets each shared-memory ring holds (one ring per peer)." },
-	  BIP_KNOB_COUNT, 2, 65536, NULL,
+	  BIP_KNOB_POW2, 2, 65536, NULL,
 	  BIP_KNOB_UINT(struct shm_knobs, ring_slots) },
 	{ { "BIP_SHM_CMA_MIN", "size|never", "never",
 	    "Long messages of at least this size go by single-copy "
@@ -592,9 +592,11 @@ static int seg_info_check(const struct bipfw_shm *shm, int peer, int pid,
 		return -BIP_ECARD;
 	}
 	/* The packet size is agreed (card), so the slot size is ours; the
-	 * ring length is the owner's choice within the knob's range. */
+	 * ring length is the owner's choice within the knob's range (a power
+	 * of two: positions are masked, never divided, on the hot path). */
 	if (h->slot_size != shm->slot_size || h->nslots < 2 ||
-	    h->nslots > RING_SLOTS_MAX || h->ring_off != RING_OFF ||
+	    h->nslots > RING_SLOTS_MAX || (h->nslots & (h->nslots - 1)) ||
+	    h->ring_off != RING_OFF ||
 	    h->ring_size != ring_bytes(h->slot_size, h->nslots) ||
 	    size < RING_OFF || (size - RING_OFF) / rings < h->ring_size) {
 		bip_err("node %d's segment has a malformed geometry (slots %u "
@@ -762,7 +764,8 @@ static struct bip_pkt_hdr *shm_reserve(void *ctx, int peer, size_t len)
 			return NULL;
 	}
 	return (struct bip_pkt_hdr *)(pp->out->slots +
-				      (pp->head % pp->nslots) * pp->slot_size);
+				      (pp->head & (pp->nslots - 1)) *
+					      pp->slot_size);
 }
 
 /* The slot is written: its stamp makes it visible to the consumer. */
@@ -793,7 +796,7 @@ static void shm_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
 static uint8_t *next_slot(struct bipfw_shm *shm, int src)
 {
 	return shm->in[src]->slots +
-	       (shm->tails[src] % shm->k.ring_slots) * shm->slot_size;
+	       (shm->tails[src] & (shm->k.ring_slots - 1)) * shm->slot_size;
 }
 
 static bool ring_ready(struct bipfw_shm *shm, int src)
