@@ -7,16 +7,30 @@
  * may still send to j, and B(i<-j), the messages from j it consumed without
  * returning their credits yet. Sending: C--, B travels in the header, B = 0.
  * Receiving: C += the header's credits; once the message left BIP's queue,
- * B++. When B reaches N-1 a credits-only message goes back at once.
+ * B++. When B reaches half of N (rounded up) a credits-only message goes
+ * back at once.
+ *
+ * MPI-BIP sends it at B = N-1. Then a one-way stream stops every N-1
+ * messages for a round trip: the sender has used its last credit before
+ * the receiver even starts the return. At N/2 the credits travel while the
+ * sender still holds the other half, at the price of one credits-only
+ * message per N/2 messages instead of per N-1 (none when traffic goes both
+ * ways: the credits ride on it).
  *
  * An ordinary message needs C >= 2: the last credit is reserved, so a
  * credits-only message always finds room in the peer's queue. A credits-only
  * message is itself not credited (it does not decrement C and the receiver
  * does not count it in B): counting it would make two peers with N = 2 answer
  * each other's credits forever, and it needs no return - one can be in the
- * peer's queue at a time, since the next takes N-1 more messages from the
- * peer, which it can only send after consuming this one. So each peer holds
- * at most N-1 ordinary + 1 credits-only messages in our queue.
+ * peer's queue at a time: the next takes ceil(N/2) more messages from the
+ * peer, and without this one's credits the peer has at most N - ceil(N/2)
+ * left, of which it can spend all but the reserved one: fewer. So each
+ * peer holds at most N-1 ordinary + 1 credits-only messages in our queue.
+ *
+ * N itself, unless MPIR_CVAR_CH4_BIP_CREDITS sets it: BIP's queue shared
+ * evenly among the ranks (ours included, through BIP's self wire), so two
+ * ranks get a deep window and many ranks still fit; the pair takes the
+ * smaller of its two ends' values.
  *
  * Messages BIP cannot take yet (no credit, or all BIP send slots busy) wait
  * in a FIFO per peer, in order, drained on credits and on completions: MPI's
@@ -65,13 +79,14 @@ static MPIDI_BIP_ctlq_t *ctlq_pop(MPIDI_BIP_ctlq_t **head,
 	return q;
 }
 
-/* What we can take from each peer: the CVAR, lowered so that every peer's
- * messages fit BIP's queue of small_queue - our own rank's too, which
- * reaches us through BIP like any other. The pairs agree on N later. */
+/* What we can take from each peer: the CVAR (0: as much as the headers
+ * carry), lowered so that every peer's messages fit BIP's queue of
+ * small_queue - our own rank's too, which reaches us through BIP like any
+ * other. The pairs agree on N later. */
 int MPIDI_BIP_credits_init(unsigned small_queue)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
-	int peers = MPIR_Process.size, n = g->accept;
+	int peers = MPIR_Process.size, n = g->accept ? g->accept : UINT8_MAX;
 
 	if (n > (int)small_queue / peers)
 		n = (int)small_queue / peers;
@@ -186,7 +201,7 @@ static int send_credits(int node, MPIDI_BIP_peer_t *p)
 	const struct iovec iov[2] = { { &msg, sizeof(msg) } };
 	int rc;
 
-	if (p->owed < p->ncredits - 1)
+	if (p->owed < (p->ncredits + 1) / 2)
 		return 0;
 	rc = ctl_post(node, p, iov, false);
 	if (rc == 0)

@@ -76,15 +76,17 @@ cvars:
     - name        : MPIR_CVAR_CH4_BIP_CREDITS
       category    : CH4_BIP
       type        : int
-      default     : 32
+      default     : 0
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
         Control messages each process may have in flight to each peer (N,
-        at least 2; one is reserved for credits-only messages). Lowered at
-        start-up so that every peer's credits fit BIP's small-message queue
-        (BIP_SMALL_QUEUE); MPI_Init fails if that leaves fewer than 2.
+        2 to 255; one is reserved for credits-only messages). 0: BIP's
+        small-message queue (BIP_SMALL_QUEUE) shared evenly among the
+        ranks, at most 255. A value is lowered at start-up so that every
+        rank's credits fit that queue; MPI_Init fails if that leaves fewer
+        than 2.
 
     - name        : MPIR_CVAR_CH4_BIP_SEND_FIFO_MAX
       category    : CH4_BIP
@@ -151,7 +153,7 @@ static int read_cvars(MPIDI_BIP_global_t *g)
 		  MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD, 0, INT_MAX },
 		{ "MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE",
 		  MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE, 1, INT_MAX },
-		{ "MPIR_CVAR_CH4_BIP_CREDITS", MPIR_CVAR_CH4_BIP_CREDITS, 2,
+		{ "MPIR_CVAR_CH4_BIP_CREDITS", MPIR_CVAR_CH4_BIP_CREDITS, 0,
 		  UINT8_MAX },
 		{ "MPIR_CVAR_CH4_BIP_SEND_FIFO_MAX",
 		  MPIR_CVAR_CH4_BIP_SEND_FIFO_MAX, 0, INT_MAX },
@@ -165,6 +167,9 @@ static int read_cvars(MPIDI_BIP_global_t *g)
 		if (mpi_errno)
 			return mpi_errno;
 	}
+	/* 0 is auto; else the reserved credit needs another beside it. */
+	if (MPIR_CVAR_CH4_BIP_CREDITS == 1)
+		return cvar_check("MPIR_CVAR_CH4_BIP_CREDITS", 1, 2, UINT8_MAX);
 	g->short_limit = (size_t)MPIR_CVAR_CH4_BIP_SHORT_LIMIT;
 	g->eager_limit = (size_t)MPIR_CVAR_CH4_BIP_EAGER_LIMIT;
 	g->rndv_threshold = (size_t)MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD;
