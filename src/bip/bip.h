@@ -89,8 +89,8 @@ int bip_open(const struct bip_open_params *params, bip_ep_t **ep_p);
 /* This endpoint's address, a NUL-terminated string of < BIP_CARD_MAX bytes. */
 int bip_card(bip_ep_t *ep, char *buf, size_t len);
 
-/* Accept a peer's card. Every other node must be connected before messages
- * flow to or from it. */
+/* Accept a node's card. Every node, this one too (its own card reaches it
+ * by the self wire), must be connected before messages flow to or from it. */
 int bip_connect(bip_ep_t *ep, int node, const char *card);
 
 /* Flush what was sent, release everything. Safe on a partly set-up ep. */

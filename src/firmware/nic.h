@@ -307,7 +307,7 @@ struct bipfw {
 	struct bipfw_config cfg;
 	struct bipfw_port wires[BIPFW_WIRES_MAX];
 	unsigned nwires;
-	unsigned forced;  /* BIP_WIRE: 0 auto, else class index + 1 */
+	unsigned forced;  /* BIP_WIRE: 0 auto, else its choice's index */
 	bool bulk_auto;   /* BIP_BULK: wide messages by a bulk wire */
 	bool any_lossy;   /* some peer is on a lossy wire: run the timers */
 	unsigned fault_mask; /* packet types BIP_FAULT_* hit (1 << type) */

@@ -192,8 +192,8 @@ int MPIDI_BIP_ctl_send(int node, void *msg, size_t len)
 	return MPIDI_BIP_ctl_sendv(node, msg, len, NULL, 0);
 }
 
-/* Rule: credits-only once B reaches N-1, unless one already went or a
- * queued message will carry them. */
+/* Rule: credits-only once B reaches half of N (rounded up), unless one
+ * already went or a queued message will carry them. */
 static int send_credits(int node, MPIDI_BIP_peer_t *p)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
@@ -221,7 +221,7 @@ void MPIDI_BIP_ctl_arrived(int node, const MPIDI_BIP_ctl_t *ctl)
 }
 
 /* Rule: B(i<-j)++ once the message left BIP's queue (credits-only ones are
- * not counted, see above); at N-1 the credits go back on their own. */
+ * not counted, see above); at half of N the credits go back on their own. */
 int MPIDI_BIP_ctl_consumed(int node, const MPIDI_BIP_ctl_t *ctl)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;

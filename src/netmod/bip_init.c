@@ -277,8 +277,8 @@ static size_t eager_piece(size_t chunk)
 }
 
 /* Every rank publishes its card (what its peers must know of it, then
- * BIP's card); each reads every card, then connects every other rank and
- * agrees with it on the pair's credits. */
+ * BIP's card); each reads every card, then connects every rank (itself
+ * too, by BIP's self wire) and agrees with it on the pair's credits. */
 int MPIDI_BIP_init_world(void)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;

@@ -9,8 +9,8 @@
  * on the named tag in BIP's ready mode (the answer proves the receive is
  * posted, so BIP's own announcement and reply would only add a round trip);
  * a BIP send slot may be busy, so sends wait in a list until BIP takes
- * them. Transfers to our own rank use the same steps without
- * BIP: the "send" copies straight into the receive that owns the tag.
+ * them. Transfers to our own rank take the same steps through BIP's self
+ * wire.
  */
 #include "mpidimpl.h"
 #include "bip_state.h"
