@@ -40,12 +40,12 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
-        Largest message (bytes) sent eagerly to a rank on another host:
-        all at once, in pieces of one BIP small message each, complete
-        locally as a short send is. Over a network the three-way
-        protocol's extra round trip costs more than copying the pieces.
-        Only messages above the short limit and below the rendezvous
-        threshold; 0: none (three-way).
+        Largest message (bytes) sent eagerly: all at once, in pieces of
+        one BIP small message each, complete locally as a short send is,
+        when the peer's credits take every piece at once (else three-way).
+        The three-way protocol's extra round trip costs more than copying
+        the pieces. Only messages above the short limit and below the
+        rendezvous threshold; 0: none (three-way).
 
     - name        : MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD
       category    : CH4_BIP
@@ -324,6 +324,8 @@ int MPIDI_BIP_init_world(void)
 				     "**bipcard %d", i);
 	}
 	for (int i = 0; i < size; i++) {
+		size_t chunk = 0;
+
 		MPIDIU_get_av(0, i).netmod.bip.node = i;
 		g->peers[i].rts3_max = theirs[i].rts3_max;
 		g->peers[i].pid = theirs[i].pid;
@@ -335,14 +337,9 @@ int MPIDI_BIP_init_world(void)
 			goto fn_fail;
 		}
 		MPIDI_BIP_credits_agree(i, (int)theirs[i].credits);
-		/* Hosts as the launcher placed the ranks. */
-		if (MPIR_Process.node_map[i] != MPIR_Process.node_map[rank]) {
-			size_t chunk = 0;
-
-			(void)bip_peer_chunk(g->ep, i, &chunk);
-			g->peers[i].eager_max = g->eager_limit;
-			g->peers[i].piece = eager_piece(chunk);
-		}
+		(void)bip_peer_chunk(g->ep, i, &chunk);
+		g->peers[i].eager_max = g->eager_limit;
+		g->peers[i].piece = eager_piece(chunk);
 	}
 fn_exit:
 	MPL_free(theirs);

@@ -3,10 +3,10 @@
  *
  * The protocol is chosen by size (MPI-BIP, section 3.3): up to the short
  * limit the data travels inside one control message and the send completes
- * at once; to a peer on another host, up to the eager limit, it travels in
- * several (EAGER, then MOREs) and completes at once too, since there the
- * three-way protocol's extra round trip costs more than the copies of
- * the pieces; below the rendezvous threshold the three-way protocol announces
+ * at once; up to the eager limit, while the peer's credits take all its
+ * pieces, it travels in several (EAGER, then MOREs) and completes at once
+ * too, since the three-way protocol's extra round trip costs more than the
+ * copies of the pieces; below the rendezvous threshold the three-way protocol announces
  * the message (RTS3) and sends it when the receiver's ACK names a BIP tag;
  * above it, and for every synchronous send, the rendezvous protocol (RNDV)
  * sends one fragment per ACK, which the receiver gives only once a receive
@@ -89,6 +89,22 @@ fn_exit:
 	return mpi_errno;
 }
 
+/* Eager only when the peer's credits take every piece now, the reserved
+ * last one aside, and nothing waits for it before them: queued pieces
+ * would hold the send FIFO for the receiver's credits, while the
+ * three-way protocol takes one credit and sends the data outside them. */
+static bool eager_fits(const MPIDI_BIP_peer_t *p, size_t data_sz)
+{
+	size_t first = p->piece - sizeof(MPIDI_BIP_ctl_rts_t);
+	size_t more = p->piece - sizeof(MPIDI_BIP_ctl_t);
+	size_t pieces;
+
+	if (data_sz > p->eager_max || p->head)
+		return false;
+	pieces = data_sz <= first ? 1 : 1 + (data_sz - first + more - 1) / more;
+	return (size_t)p->credits > pieces;
+}
+
 /* A request that completed at once with node's failure: MPI_Isend to a
  * dead peer succeeds, and its MPI_Wait reports the failure. */
 int MPIDI_BIP_failed_request(int kind, MPIR_Comm *comm, int node,
@@ -131,7 +147,7 @@ int MPIDI_BIP_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
 	if (sync || data_sz >= g->rndv_threshold)
 		proto = MPIDI_BIP_PROTO_RNDV;
 	else if (data_sz > g->short_limit)
-		proto = data_sz <= g->peers[node].eager_max
+		proto = eager_fits(&g->peers[node], data_sz)
 				? MPIDI_BIP_PROTO_EAGER
 				: MPIDI_BIP_PROTO_3WAY;
 	else

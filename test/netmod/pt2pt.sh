@@ -3,8 +3,8 @@
 # switch points, wildcards, probe, cancel, an isend storm, all-to-all) with
 # the default CVARs on 1, 2 and 4 ranks, then with tiny thresholds and N = 2
 # credits so that every mechanism runs often (the counters printed at
-# finalize must show it), and with every rank on a host of its own for the
-# eager protocol; bad settings must fail with a clear error; and
+# finalize must show it), with eager pieces behind few credits on one host
+# and with every rank on a host of its own; bad settings must fail with a clear error; and
 # MPI_THREAD_MULTIPLE.
 . "$top_srcdir/test/netmod/lib.sh"
 t="$top_srcdir/test/netmod"
@@ -29,8 +29,10 @@ positive() {
 }
 
 # Tiny thresholds: many fragments; two credits per peer; four BIP tags, so
-# medium messages wait in the receive FIFO.
+# medium messages wait in the receive FIFO; no eager protocol, so every
+# mid-size message takes the three-way one.
 MPIR_CVAR_CH4_BIP_SHORT_LIMIT=100 MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD=2000 \
+MPIR_CVAR_CH4_BIP_EAGER_LIMIT=0 \
 MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE=700 MPIR_CVAR_CH4_BIP_CREDITS=2 \
 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 BIP_LONG_TAGS=4 \
 	mpirun 3 "$W/test_pt2pt" 3000
@@ -44,13 +46,36 @@ done
 echo "$out" | grep -q "(N=2)" || { echo "FAILED: N is not 2"; exit 1; }
 e=$(counter eager)
 [ -n "$e" ] && [ "$(echo "$e" | grep -cvx 0)" = 0 ] ||
-	{ echo "FAILED: eager sends between ranks of one host: $e"; exit 1; }
+	{ echo "FAILED: eager sends with MPIR_CVAR_CH4_BIP_EAGER_LIMIT=0: $e"; exit 1; }
 
-# Every rank a host of its own (MPICH's node map; BIP then takes udp):
-# mid-size messages go eagerly, in pieces of 1-6 packets behind 4 credits.
-MPIR_CVAR_NOLOCAL=1 MPIR_CVAR_CH4_BIP_SHORT_LIMIT=100 \
+# Eager pieces on one host, behind 4 credits: a message goes eagerly only
+# when the credits take all its pieces at once (one to three pieces here),
+# else by the three-way protocol, so both run, and credits still keep BIP's
+# queue from overflowing.
+MPIR_CVAR_CH4_BIP_SHORT_LIMIT=100 \
 MPIR_CVAR_CH4_BIP_EAGER_LIMIT=20000 MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD=30000 \
 MPIR_CVAR_CH4_BIP_CREDITS=4 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+	mpirun 3 "$W/test_pt2pt" 3000
+echo "$out" | grep -q "passed on 3 ranks" ||
+	{ echo "FAILED: test_pt2pt with eager pieces on one host"; exit 1; }
+for c in eager three-way; do
+	positive "$c"
+done
+no_overflow() {
+	for c in "small-queue overflows" "NACKs"; do
+		v=$(counter "$c")
+		echo "$v" | grep -qvx 0 && { echo "FAILED: $c: $v"; exit 1; }
+	done
+	return 0
+}
+no_overflow
+
+# Every rank a host of its own (MPICH's node map; BIP then takes udp):
+# mid-size messages go eagerly, in pieces of 1-6 packets, when 8 credits
+# take them all.
+MPIR_CVAR_NOLOCAL=1 MPIR_CVAR_CH4_BIP_SHORT_LIMIT=100 \
+MPIR_CVAR_CH4_BIP_EAGER_LIMIT=20000 MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD=30000 \
+MPIR_CVAR_CH4_BIP_CREDITS=8 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
 	mpirun 3 "$W/test_pt2pt" 3000
 echo "$out" | grep -q "passed on 3 ranks" ||
 	{ echo "FAILED: test_pt2pt with eager pieces between hosts"; exit 1; }
@@ -58,10 +83,7 @@ for c in eager "segmented runs"; do
 	positive "$c"
 done
 # Credits keep BIP's queue from overflowing: no NACK, no overflow.
-for c in "small-queue overflows" "NACKs"; do
-	v=$(counter "$c")
-	echo "$v" | grep -qvx 0 && { echo "FAILED: $c: $v"; exit 1; }
-done
+no_overflow
 
 # Settings MPI cannot run with: a clear error, no hang. (The message of a
 # rank that aborts can be lost by Hydra's output forwarding when the job is
