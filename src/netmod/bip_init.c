@@ -169,7 +169,9 @@ static int read_cvars(MPIDI_BIP_global_t *g)
 	}
 	/* 0 is auto; else the reserved credit needs another beside it. */
 	if (MPIR_CVAR_CH4_BIP_CREDITS == 1)
-		return cvar_check("MPIR_CVAR_CH4_BIP_CREDITS", 1, 2, UINT8_MAX);
+		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+					    __func__, __LINE__, MPI_ERR_OTHER,
+					    "**bipcredits1", 0);
 	g->short_limit = (size_t)MPIR_CVAR_CH4_BIP_SHORT_LIMIT;
 	g->eager_limit = (size_t)MPIR_CVAR_CH4_BIP_EAGER_LIMIT;
 	g->rndv_threshold = (size_t)MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD;
