@@ -1,14 +1,15 @@
 /*
  * mpi_bench.c - OSU-style point-to-point benchmark between ranks 0 and 1:
  * latency (ping-pong, one-way time = round trip / 2, averaged over many
- * iterations after a warm-up) and bandwidth (a window of non-blocking sends,
- * then a one-byte answer), for sizes 0 B .. MAX (default 4 MiB).
+ * iterations after a warm-up), bandwidth (a window of non-blocking sends,
+ * then a one-byte answer) and bidirectional bandwidth (both ranks send a
+ * window to each other at once), for sizes 0 B .. MAX (default 4 MiB).
  *
  *   mpi_bench [max-bytes]
  *
  * Prints first "# first FIRST round trips after MPI_Init: 8 B US us one way"
  * (what a program sees of its first messages, before any warm-up), then
- * one line per size: "bytes latency_us bandwidth_MB/s".
+ * one line per size: "bytes latency_us bandwidth_MB/s bibw_MB/s".
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -78,6 +79,31 @@ static double bandwidth(char *buf, long n)
 	return (double)n * WINDOW * iters / (MPI_Wtime() - t0) / 1e6;
 }
 
+static double bibandwidth(char *buf, char *rbuf, long n)
+{
+	int iters = iterations(n) / 10 + 2, warm = 2, peer = 1 - rank;
+	MPI_Request rq[2 * WINDOW];
+	MPI_Status st[2 * WINDOW];
+	double t0 = 0;
+
+	for (int i = 0; i < warm + iters; i++) {
+		if (i == warm) {
+			MPI_Barrier(MPI_COMM_WORLD);
+			t0 = MPI_Wtime();
+		}
+		if (rank > 1)
+			continue;
+		for (int w = 0; w < WINDOW; w++)
+			MPI_Irecv(rbuf, (int)n, MPI_CHAR, peer, 5, MPI_COMM_WORLD,
+				  &rq[w]);
+		for (int w = 0; w < WINDOW; w++)
+			MPI_Isend(buf, (int)n, MPI_CHAR, peer, 5, MPI_COMM_WORLD,
+				  &rq[WINDOW + w]);
+		MPI_Waitall(2 * WINDOW, rq, st);
+	}
+	return 2.0 * (double)n * WINDOW * iters / (MPI_Wtime() - t0) / 1e6;
+}
+
 /* Ping-pong FIRST times at once, as a program does after MPI_Init. */
 static void first_messages(char *buf)
 {
@@ -102,7 +128,7 @@ static void first_messages(char *buf)
 int main(int argc, char **argv)
 {
 	long max = argc > 1 ? atol(argv[1]) : 4L << 20;
-	char *buf;
+	char *buf, *rbuf;
 	int size;
 
 	MPI_Init(&argc, &argv);
@@ -113,17 +139,25 @@ int main(int argc, char **argv)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	buf = malloc(max > 8 ? max : 8);
+	rbuf = malloc(max > 8 ? max : 8);
+	if (!buf || !rbuf) {
+		fprintf(stderr, "mpi_bench: no memory for %ld bytes\n", max);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
 	memset(buf, 1, max > 8 ? max : 8);
+	memset(rbuf, 0, max > 8 ? max : 8);
 	first_messages(buf);
 	/* Let the scheduler settle both ranks on their cores first. */
 	for (int i = 0; i < 20; i++)
 		latency(buf, 0);
 	for (long n = 0; n <= max; n = n ? 2 * n : 1) {
 		double lat = latency(buf, n), bw = bandwidth(buf, n);
+		double bibw = bibandwidth(buf, rbuf, n);
 
 		if (rank == 0)
-			printf("%ld %.3f %.1f\n", n, lat, bw);
+			printf("%ld %.3f %.1f %.1f\n", n, lat, bw, bibw);
 	}
+	free(rbuf);
 	free(buf);
 	MPI_Finalize();
 	return 0;

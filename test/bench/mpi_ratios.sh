@@ -1,10 +1,16 @@
 #!/bin/sh
 # mpi_ratios.sh PREFIX - the OSU-style benchmark (test/bench/mpi_bench.c,
-# 2 ranks, 0 B .. 4 MiB) over our MPI (PREFIX/bin/mpicc, mpiexec: every
-# message through the bip netmod) and, when the machine has it, over
-# Debian's stock MPICH (mpicc.mpich, mpiexec.mpich) in the same run:
-# ROUNDS rounds alternating the two, the median per size, and the ratios.
-# Goals: 8 B latency <= 0.9 x stock, 1 MiB bandwidth >= 1.1 x stock.
+# 2 ranks on one host, 0 B .. MAX_BYTES, default 4 MiB) over our MPI
+# (PREFIX/bin/mpicc, mpiexec: every message through the bip netmod) and,
+# when the machine has them, over Debian's MPICH (mpicc.mpich,
+# mpiexec.mpich; ch4:ucx) and Open MPI (mpicc.openmpi, mpirun.openmpi;
+# vader) in the same run: ROUNDS rounds (default 5), each running every
+# party once in turn, the median per size, and our ratio to the best peer
+# at that size. Goals (issue 10): latency <= 0.9 x, bandwidth and
+# bidirectional bandwidth >= 1.1 x the best peer at every size; the first
+# 200 round trips after MPI_Init within 1.2 x the steady state. With
+# gnuplot installed, the latency and bandwidth curves of every party go to
+# PLOT (default mpi_ratios.png), as in Fig. 1 of the MPI-BIP paper.
 set -eu
 prefix=${1:?usage: mpi_ratios.sh PREFIX}
 rounds=${ROUNDS:-5}
@@ -14,63 +20,121 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 "$prefix/bin/mpicc" -O2 -o "$tmp/ours" "$src"
-stock=
-if command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null; then
-	if mpicc.mpich -O2 -o "$tmp/stock" "$src"; then
-		stock=yes
-	else
-		echo "# mpicc.mpich cannot build the benchmark (is libmpich-dev installed?): ours only"
-	fi
+peers=
+if command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null &&
+   mpicc.mpich -O2 -o "$tmp/mpich" "$src" 2>/dev/null; then
+	peers="mpich"
 else
-	echo "# Debian's mpich (mpicc.mpich, mpiexec.mpich) is not installed: ours only"
+	echo "# Debian's mpich and libmpich-dev are not installed: no MPICH"
 fi
+if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null &&
+   mpicc.openmpi -O2 -o "$tmp/openmpi" "$src" 2>/dev/null; then
+	peers="$peers openmpi"
+else
+	echo "# Debian's openmpi-bin and libopenmpi-dev are not installed: no Open MPI"
+fi
+
+# run PARTY ROUND: one benchmark run, bounded in time.
+run() {
+	case $1 in
+	ours) set -- "$1" "$2" "$prefix/bin/mpiexec" -n 2 ;;
+	mpich) set -- "$1" "$2" mpiexec.mpich -n 2 ;;
+	openmpi) set -- "$1" "$2" mpirun.openmpi --allow-run-as-root \
+		--oversubscribe -n 2 ;;
+	esac
+	p=$1 r=$2
+	shift 2
+	timeout 900 "$@" "$tmp/$p" "$max" >"$tmp/$p.$r" 2>"$tmp/err" ||
+		{ echo "# $p, round $r: failed: $(tail -n 2 "$tmp/err")"; rm -f "$tmp/$p.$r"; }
+}
 
 i=0
 while [ $i -lt "$rounds" ]; do
-	timeout 600 "$prefix/bin/mpiexec" -n 2 "$tmp/ours" "$max" >"$tmp/ours.$i"
-	[ -z "$stock" ] ||
-		timeout 600 mpiexec.mpich -n 2 "$tmp/stock" "$max" >"$tmp/stock.$i"
+	for p in ours $peers; do
+		run "$p" "$i"
+	done
 	i=$((i + 1))
 done
 
-# med WHO SIZE COLUMN: the median over the rounds
+# med WHO SIZE COLUMN: the median over the rounds that produced it
 med() {
-	for f in "$tmp/$1".*; do awk -v n="$2" -v c="$3" '$1==n {print $c}' "$f"; done |
-		sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'
+	for f in "$tmp/$1".[0-9]*; do
+		[ -f "$f" ] && awk -v n="$2" -v c="$3" '$1==n {print $c}' "$f"
+	done | sort -g | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]}'
+}
+first() {
+	for f in "$tmp/$1".[0-9]*; do
+		[ -f "$f" ] && awk '$2 == "first" {print $(NF - 3)}' "$f"
+	done | sort -g | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]}'
 }
 
-echo "# medians of $rounds rounds, 2 ranks; latency one-way (us), bandwidth (MB/s)"
-if [ -n "$stock" ]; then
-	printf '%10s %10s %10s %7s %10s %10s %7s\n' bytes lat_bip lat_stock ratio \
-		bw_bip bw_stock ratio
-else
-	printf '%10s %10s %10s\n' bytes lat_bip bw_bip
-fi
+echo "# 2 ranks, one host; medians of $rounds rounds; latency one-way (us),"
+echo "# bandwidth and bidirectional bandwidth (MB/s); ratio: ours / the best peer"
+printf '%9s' bytes
+for p in ours $peers; do printf ' %9s %9s %9s' "lat_$p" "bw_$p" "bibw_$p"; done
+[ -z "$peers" ] || printf ' %6s %6s %6s' lat_r bw_r bibw_r
+echo
 for n in $(awk '$1 != "#" {print $1}' "$tmp/ours.0"); do
-	lo=$(med ours "$n" 2) bo=$(med ours "$n" 3)
-	if [ -n "$stock" ]; then
-		ls=$(med stock "$n" 2) bs=$(med stock "$n" 3)
-		awk -v n="$n" -v lo="$lo" -v ls="$ls" -v bo="$bo" -v bs="$bs" 'BEGIN {
-			printf "%10d %10.3f %10.3f %7.2f %10.1f %10.1f %7.2f\n", n, lo, ls,
-				lo / ls, bo, bs, (bs > 0 ? bo / bs : 0) }'
-	else
-		printf '%10d %10.3f %10.1f\n' "$n" "$lo" "$bo"
-	fi
+	line=$n best="9e99 0 0"
+	for p in ours $peers; do
+		l=$(med "$p" "$n" 2) b=$(med "$p" "$n" 3) bb=$(med "$p" "$n" 4)
+		line="$line ${l:-nan} ${b:-0} ${bb:-0}"
+		[ "$p" = ours ] || [ -z "$l" ] ||
+			best=$(echo "$best $l $b $bb" | awk '{
+				print ($4 < $1 ? $4 : $1), ($5 > $2 ? $5 : $2), ($6 > $3 ? $6 : $3) }')
+	done
+	echo "$line $best" | awk -v peers="$peers" '{
+		np = 1 + split(peers, unused)
+		printf "%9d", $1
+		for (i = 2; i <= 1 + 3 * np; i++) printf " %9.3f", $i
+		if (peers != "") {
+			bl = $(2 + 3 * np); bb = $(3 + 3 * np); bbb = $(4 + 3 * np)
+			printf " %6.2f %6.2f %6.2f", $2 / bl,
+				(bb > 0 ? $3 / bb : 0), (bbb > 0 ? $4 / bbb : 0)
+		}
+		printf "\n" }'
+done >"$tmp/table"
+cat "$tmp/table"
+
+fo=$(first ours) so=$(med ours 8 2)
+awk -v f="$fo" -v s="$so" 'BEGIN {
+	printf "first 200 round trips after MPI_Init, 8 B: %.3f us one way, %.2f x the steady state (goal <= 1.2)\n", f, f / s }'
+for p in $peers; do
+	awk -v p="$p" -v f="$(first "$p")" -v s="$(med "$p" 8 2)" 'BEGIN {
+		if (f > 0) printf "  %s: %.3f us, %.2f x its steady state\n", p, f, f / s }'
 done
-# The first messages after MPI_Init, against the steady state.
-first() {
-	for f in "$tmp/$1".*; do awk '$2 == "first" {print $(NF - 3)}' "$f"; done |
-		sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'
-}
-awk -v f="$(first ours)" -v s="$(med ours 8 2)" 'BEGIN {
-	printf "first 200 round trips after MPI_Init, 8 B: %.3f us one way, %.2f x the steady state\n", f, f / s }'
-[ -z "$stock" ] ||
-	awk -v f="$(first stock)" -v s="$(med stock 8 2)" -v o="$(first ours)" 'BEGIN {
-		printf "  stock: %.3f us, %.2f x its steady state; ours / stock: %.2f\n", f, f / s, o / f }'
-if [ -n "$stock" ]; then
-	awk -v lo="$(med ours 8 2)" -v ls="$(med stock 8 2)" \
-	    -v bo="$(med ours 1048576 3)" -v bs="$(med stock 1048576 3)" 'BEGIN {
-		printf "8 B latency: %.3f us vs stock %.3f us: ratio %.2f (goal <= 0.9)\n", lo, ls, lo / ls
-		printf "1 MiB bandwidth: %.0f vs stock %.0f MB/s: ratio %.2f (goal >= 1.1)\n", bo, bs, bo / bs
-	}'
-fi
+[ -z "$peers" ] || awk 'NR > 0 && $1 > 0 {
+		n++; l += ($(NF - 2) <= 0.9); b += ($(NF - 1) >= 1.1); bb += ($NF >= 1.1)
+		if (!wl || $(NF - 2) > wl) { wl = $(NF - 2); wls = $1 }
+		if (!wb || $(NF - 1) < wb) { wb = $(NF - 1); wbs = $1 }
+		if (!wbb || $NF < wbb) { wbb = $NF; wbbs = $1 }
+	} END {
+		printf "sizes 1 B .. max meeting the goals: latency <= 0.9 x %d of %d (worst %.2f at %d B); ", l, n, wl, wls
+		printf "bandwidth >= 1.1 x %d of %d (worst %.2f at %d B); ", b, n, wb, wbs
+		printf "bibw >= 1.1 x %d of %d (worst %.2f at %d B)\n", bb, n, wbb, wbbs
+	}' "$tmp/table"
+
+# The curves, log-log, one line per party and measure.
+command -v gnuplot >/dev/null || { echo "# gnuplot is not installed: no plot"; exit 0; }
+plot=${PLOT:-mpi_ratios.png}
+{
+	echo "set terminal png size 1200,500; set output '$plot'"
+	echo "set multiplot layout 1,2; set logscale xy; set grid; set key left top"
+	echo "set xlabel 'bytes'; set ylabel 'one-way latency (us)'"
+	printf "plot"
+	c=2 k=1 sep=
+	for p in ours $peers; do
+		printf "%s '%s' every ::1 using 1:%d with linespoints lc %d title '%s'" "$sep" "$tmp/table" $c $k "$p"
+		c=$((c + 3)) k=$((k + 1)) sep=,
+	done
+	echo
+	echo "set ylabel 'bandwidth (MB/s)'"
+	printf "plot"
+	c=3 k=1 sep=
+	for p in ours $peers; do
+		printf "%s '%s' every ::1 using 1:%d with linespoints lc %d title '%s'" "$sep" "$tmp/table" $c $k "$p"
+		printf ", '%s' every ::1 using 1:%d with lines dashtype 2 lc %d title '%s bidirectional'" "$tmp/table" $((c + 1)) $k "$p"
+		c=$((c + 3)) k=$((k + 1)) sep=,
+	done
+	echo
+} | gnuplot && echo "curves: $plot"
