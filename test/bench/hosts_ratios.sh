@@ -30,19 +30,9 @@ h0=${NS_PREFIX}h0 h1=${NS_PREFIX}h1
 
 hosts_up 2 "${MTU:-1500}" || exit 1
 "$prefix/bin/mpicc" -O2 -o "$W/ours" "$here/mpi_bench.c"
-parties="ours eth"
-if command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null &&
-   mpicc.mpich -O2 -o "$W/mpich" "$here/mpi_bench.c" 2>/dev/null; then
-	parties="$parties mpich"
-else
-	echo "# Debian's mpich and libmpich-dev are not installed: no MPICH"
-fi
-if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null &&
-   mpicc.openmpi -O2 -o "$W/openmpi" "$here/mpi_bench.c" 2>/dev/null; then
-	parties="$parties openmpi"
-else
-	echo "# Debian's openmpi-bin and libopenmpi-dev are not installed: no Open MPI"
-fi
+. "$here/peers.sh"
+build_peers "$W" "$here/mpi_bench.c"
+parties="ours eth $peers"
 
 # run PARTY OUT: one benchmark run across the two hosts, bounded in time.
 run() {

@@ -15,24 +15,14 @@ set -eu
 prefix=${1:?usage: mpi_ratios.sh PREFIX}
 rounds=${ROUNDS:-5}
 max=${MAX_BYTES:-4194304}
-src=$(cd "$(dirname "$0")" && pwd)/mpi_bench.c
+here=$(cd "$(dirname "$0")" && pwd)
+src=$here/mpi_bench.c
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+. "$here/peers.sh"
 
 "$prefix/bin/mpicc" -O2 -o "$tmp/ours" "$src"
-peers=
-if command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null &&
-   mpicc.mpich -O2 -o "$tmp/mpich" "$src" 2>/dev/null; then
-	peers="mpich"
-else
-	echo "# Debian's mpich and libmpich-dev are not installed: no MPICH"
-fi
-if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null &&
-   mpicc.openmpi -O2 -o "$tmp/openmpi" "$src" 2>/dev/null; then
-	peers="$peers openmpi"
-else
-	echo "# Debian's openmpi-bin and libopenmpi-dev are not installed: no Open MPI"
-fi
+build_peers "$tmp" "$src"
 
 # run PARTY ROUND: one benchmark run, bounded in time.
 run() {
