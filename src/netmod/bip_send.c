@@ -6,11 +6,12 @@
  * at once; up to the eager limit, while the peer's credits take all its
  * pieces, it travels in several (EAGER, then MOREs) and completes at once
  * too, since the three-way protocol's extra round trip costs more than the
- * copies of the pieces; below the rendezvous threshold the three-way protocol announces
- * the message (RTS3) and sends it when the receiver's ACK names a BIP tag;
- * above it, and for every synchronous send, the rendezvous protocol (RNDV)
- * sends one fragment per ACK, which the receiver gives only once a receive
- * matched. Non-contiguous data is packed once, up front.
+ * copies of the pieces; below the rendezvous threshold the three-way
+ * protocol announces the message (RTS3) and sends it when the receiver's
+ * ACK names a BIP tag; above it, and for every synchronous send, the
+ * rendezvous protocol (RNDV) sends one fragment per ACK, which the receiver
+ * gives only once a receive matched. Non-contiguous data is packed once,
+ * up front.
  */
 #include "mpidimpl.h"
 #include "bip_state.h"
