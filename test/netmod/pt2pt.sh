@@ -4,17 +4,21 @@
 # the default CVARs on 1, 2 and 4 ranks, then with tiny thresholds and N = 2
 # credits so that every mechanism runs often (the counters printed at
 # finalize must show it), with eager pieces behind few credits on one host
-# and with every rank on a host of its own; bad settings must fail with a clear error; and
-# MPI_THREAD_MULTIPLE.
+# and with every rank on a host of its own; bad settings must fail with a
+# clear error; and MPI_THREAD_MULTIPLE.
 . "$top_srcdir/test/netmod/lib.sh"
 t="$top_srcdir/test/netmod"
 run "$MPICC" -O2 -Wno-stringop-overflow -o "$W/test_pt2pt" "$t/test_pt2pt.c"
 run "$MPICC" -O2 -Wno-stringop-overflow -o "$W/test_threads" "$t/test_threads.c" -lpthread
 
+# passed RANKS WHAT: the last run of test_pt2pt passed.
+passed() {
+	echo "$out" | grep -q "passed on $1 ranks" ||
+		{ echo "FAILED: test_pt2pt $2"; exit 1; }
+}
 for n in 1 2 4; do
 	mpirun $n "$W/test_pt2pt"
-	echo "$out" | grep -q "passed on $n ranks" ||
-		{ echo "FAILED: test_pt2pt on $n ranks"; exit 1; }
+	passed $n "on $n ranks"
 done
 
 # counter NAME: every rank's value of a counter printed at finalize.
@@ -27,6 +31,14 @@ positive() {
 	[ -n "$v" ] && ! echo "$v" | grep -qx 0 ||
 		{ echo "FAILED: '$1' is not counted on every rank: $v"; exit 1; }
 }
+# Credits keep BIP's queue from overflowing: no NACK, no overflow.
+no_overflow() {
+	for c in "small-queue overflows" "NACKs"; do
+		v=$(counter "$c")
+		echo "$v" | grep -qvx 0 && { echo "FAILED: $c: $v"; exit 1; }
+	done
+	return 0
+}
 
 # Tiny thresholds: many fragments; two credits per peer; four BIP tags, so
 # medium messages wait in the receive FIFO; no eager protocol, so every
@@ -36,8 +48,7 @@ MPIR_CVAR_CH4_BIP_EAGER_LIMIT=0 \
 MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE=700 MPIR_CVAR_CH4_BIP_CREDITS=2 \
 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 BIP_LONG_TAGS=4 \
 	mpirun 3 "$W/test_pt2pt" 3000
-echo "$out" | grep -q "passed on 3 ranks" ||
-	{ echo "FAILED: test_pt2pt with tiny thresholds"; exit 1; }
+passed 3 "with tiny thresholds"
 for c in short three-way rendezvous synchronous fragments credits-only \
 	unexpected "send FIFO max" "receive FIFO max" \
 	"active messages inline" announced; do
@@ -56,18 +67,10 @@ MPIR_CVAR_CH4_BIP_SHORT_LIMIT=100 \
 MPIR_CVAR_CH4_BIP_EAGER_LIMIT=20000 MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD=30000 \
 MPIR_CVAR_CH4_BIP_CREDITS=4 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
 	mpirun 3 "$W/test_pt2pt" 3000
-echo "$out" | grep -q "passed on 3 ranks" ||
-	{ echo "FAILED: test_pt2pt with eager pieces on one host"; exit 1; }
+passed 3 "with eager pieces on one host"
 for c in eager three-way; do
 	positive "$c"
 done
-no_overflow() {
-	for c in "small-queue overflows" "NACKs"; do
-		v=$(counter "$c")
-		echo "$v" | grep -qvx 0 && { echo "FAILED: $c: $v"; exit 1; }
-	done
-	return 0
-}
 no_overflow
 
 # Every rank a host of its own (MPICH's node map; BIP then takes udp):
@@ -77,12 +80,10 @@ MPIR_CVAR_NOLOCAL=1 MPIR_CVAR_CH4_BIP_SHORT_LIMIT=100 \
 MPIR_CVAR_CH4_BIP_EAGER_LIMIT=20000 MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD=30000 \
 MPIR_CVAR_CH4_BIP_CREDITS=8 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
 	mpirun 3 "$W/test_pt2pt" 3000
-echo "$out" | grep -q "passed on 3 ranks" ||
-	{ echo "FAILED: test_pt2pt with eager pieces between hosts"; exit 1; }
+passed 3 "with eager pieces between hosts"
 for c in eager "segmented runs"; do
 	positive "$c"
 done
-# Credits keep BIP's queue from overflowing: no NACK, no overflow.
 no_overflow
 
 # Settings MPI cannot run with: a clear error, no hang. (The message of a
