@@ -54,18 +54,20 @@ hosts_up() {
 	done
 }
 
-# hosts_link NAME: a second link on every host, NAME, without an IP
-# address, plugged into a bridge of its own (a pure Ethernet segment).
+# hosts_link NAME [NET]: one more link on every host, NAME, plugged into a
+# bridge of its own: a pure Ethernet segment, or with NET (three numbers,
+# "10.78.0") an IP network with host i at NET.(i+1).
 hosts_link() {
 	br=${NS_PREFIX}br
-	ip -n "$br" link add br1 type bridge &&
-	ip -n "$br" link set br1 up || { echo "FAILED: bridge br1"; exit 1; }
+	ip -n "$br" link add "b-$1" type bridge &&
+	ip -n "$br" link set "b-$1" up || { echo "FAILED: bridge b-$1"; exit 1; }
 	i=0
 	for h in $NS_HOSTS; do
-		ip link add "$1" netns "$h" type veth peer name w$i \
+		ip link add "$1" netns "$h" type veth peer name "$1-$i" \
 			netns "$br" &&
-		ip -n "$br" link set w$i master br1 up &&
-		ip -n "$h" link set "$1" up ||
+		ip -n "$br" link set "$1-$i" master "b-$1" up &&
+		ip -n "$h" link set "$1" up &&
+		{ [ -z "$2" ] || ip -n "$h" addr add "$2.$((i + 1))/24" dev "$1"; } ||
 			{ echo "FAILED: link $1 on host $i"; exit 1; }
 		i=$((i + 1))
 	done
@@ -128,10 +130,12 @@ hosts_relay_stop() {
 }
 
 # The mpiexec that launches across the hosts, started on the first one;
-# the caller adds -hosts and the rest.
+# the caller adds -hosts and the rest. Its own connections go over
+# HOSTS_LAUNCH_IFACE (default eth0).
 hosts_mpiexec() {
 	echo "ip netns exec ${NS_PREFIX}h0 $MPIEXEC -launcher ssh" \
-	     "-launcher-exec $top_srcdir/test/netmod/netns_ssh -iface eth0"
+	     "-launcher-exec $top_srcdir/test/netmod/netns_ssh" \
+	     "-iface ${HOSTS_LAUNCH_IFACE:-eth0}"
 }
 
 # hosts_dead_recv WIRE [TIMEOUT_MS LIMIT_S]: rank 1, on the second host,
