@@ -168,7 +168,9 @@ int bip_irsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len,
 
 /* A long send not complete yet reads the rest of its data from copy, a
  * copy of its buffer (same bytes, same length): its caller may then reuse
- * the original at once. -BIP_ENOREQ if req is not a long send in flight. */
+ * the original at return. A message the receiver reads from the original
+ * by single copy (ready mode, BIP_SHM_CMA_MIN) is waited for until that
+ * read is over. -BIP_ENOREQ if req is not a long send in flight. */
 int bip_rebase(bip_ep_t *ep, bip_req_t *req, const void *copy);
 
 /* Post a receive of up to cap bytes on tag, from any node. */

@@ -267,11 +267,18 @@ int bip_irsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len,
 
 int bip_rebase(bip_ep_t *ep, bip_req_t *req, const void *copy)
 {
+	int rc;
+
 	if (!ep || !req || !copy)
 		return -BIP_EINVAL;
 	if (req->id & BIP_REQ_RECV)
 		return -BIP_ENOREQ;
-	return bipfw_rebase_send(ep->fw, req->id, req->gen, copy);
+	/* A message the receiver is reading by single copy moves only once
+	 * that read is over: the caller may reuse the original at return. */
+	while ((rc = bipfw_rebase_send(ep->fw, req->id, req->gen, copy)) ==
+	       -BIP_EBUSY)
+		bip_idle_wait(ep, -1);
+	return rc;
 }
 
 int bip_ilrecv(bip_ep_t *ep, int tag, void *buf, size_t cap, bip_req_t *req)

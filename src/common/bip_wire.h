@@ -14,7 +14,7 @@
 
 #include "bip_limits.h"
 
-#define BIP_WIRE_VERSION 4
+#define BIP_WIRE_VERSION 5
 
 /* Packet types: one list generates the enum and the names used in logs. */
 #define BIP_PKT_TYPES(X)                                                       \
@@ -65,6 +65,11 @@ static inline const char *bip_pkt_name(unsigned type)
 			      * wire's packet, more follows; offset says
 			      * where it goes (pieces of one message are
 			      * consecutive among the SMALL packets) */
+#define BIP_PKTF_PULL 0x200  /* LONG_DATA with READY, the only packet of
+			      * its message: the receiver reads the data
+			      * from the sender's memory by single copy;
+			      * the payload is the address (8 bytes).
+			      * LONG_CTS with READY: that read failed */
 
 struct bip_pkt_hdr {
 	uint32_t job_key; /*  0: low 32 bits of the job key */

@@ -119,6 +119,14 @@ struct bipfw_wire_class {
 	 * -BIP_EAGAIN when denied (the caller falls back to packets). */
 	int (*dma_write)(void *ctx, int peer, uint64_t addr, const void *src,
 			 size_t len);
+	/* Single copy by the receiver: ready-mode long messages of at least
+	 * pull_min(peer) bytes are read by the peer from our memory (SIZE_MAX:
+	 * never); dma_read reads len bytes at addr in the peer's memory, an
+	 * address the peer sent: the kernel checks it, we never dereference
+	 * it. NULL if absent. */
+	size_t (*pull_min)(void *ctx, int peer);
+	int (*dma_read)(void *ctx, int peer, void *dst, uint64_t addr,
+			size_t len);
 	/* The peer as the wire sees it: enum bipfw_peer_state. */
 	int (*peer_state)(void *ctx, int peer);
 	/* Lossy wires: ask whether the peer's process is there even if it

@@ -24,6 +24,7 @@ static int slot_alloc(struct bipfw *fw, int peer)
 	s->status = 0;
 	s->sent = 0;
 	s->direct = false;
+	s->pulled = false;
 	s->ready = false;
 	s->fin = false;
 	s->run = false;
@@ -48,6 +49,7 @@ void bipfw_send_complete(struct bipfw *fw, unsigned slot, int status)
 		bipfw_slot_free(fw, slot);
 		return;
 	}
+	fw->peers[s->peer].longs--;
 	s->state = BIPFW_SEND_DONE;
 	s->status = status;
 	if (!status)
@@ -111,6 +113,7 @@ int bipfw_post_long(struct bipfw *fw, int peer, uint32_t tag, const void *buf,
 		return rc;
 	s = &fw->slots[rc];
 	s->is_long = true;
+	fw->peers[peer].longs++;
 	s->tag = tag;
 	s->buf = buf;
 	s->len = len;
@@ -139,6 +142,10 @@ int bipfw_rebase_send(struct bipfw *fw, unsigned slot, uint32_t gen,
 	if (s->gen != gen || !s->is_long || s->state == BIPFW_SEND_FREE ||
 	    s->state == BIPFW_SEND_DONE)
 		return -BIP_ENOREQ;
+	/* The receiver reads the old buffer until its verdict says it is
+	 * done: the caller waits for that. */
+	if (s->pulled && !s->fin)
+		return -BIP_EBUSY;
 	/* Packets not yet sent, and resends, read the copy from now on;
 	 * those the wires hold by reference leave now, before the caller
 	 * lets the old buffer go. */

@@ -178,6 +178,9 @@ struct bipfw_send {
 	size_t sent;    /* bytes packetized so far */
 	uint64_t raddr; /* long: receive buffer address, for DMA */
 	bool direct;    /* long: data already written by DMA */
+	bool pulled;    /* ready: the receiver reads the data itself */
+	uint64_t src_addr; /* pulled: the address it was told (the payload
+			    * of the packet, kept for a resend) */
 	uint8_t *copy;  /* small: BIP_SMALL_MAX bytes owned by the slot */
 };
 
@@ -277,6 +280,7 @@ struct bipfw_peer {
 				       * packet, or NO_WIRE: see tx.c */
 	uint8_t path;                 /* wire our packets take now */
 	bool lossy;                   /* its wire's flag, cached */
+	uint16_t longs;               /* our long sends to it not complete */
 	const char *why;              /* why that wire (bip_info, logs) */
 	struct bipfw_rel_tx tx;
 	struct bipfw_rel_rx rx;

@@ -66,6 +66,13 @@ static bool packet_valid(struct bipfw *fw, unsigned wire,
 	if ((h->flags & BIP_PKTF_REFUSED) &&
 	    (h->type != BIP_PKT_LONG_CTS || !(h->flags & BIP_PKTF_READY)))
 		goto bad;
+	/* A pull is a whole ready-mode message: its address, nothing more. */
+	if ((h->flags & BIP_PKTF_PULL) &&
+	    (!(h->flags & BIP_PKTF_READY) || (h->flags & BIP_PKTF_REFUSED) ||
+	     (h->type != BIP_PKT_LONG_DATA && h->type != BIP_PKT_LONG_CTS) ||
+	     (h->type == BIP_PKT_LONG_DATA &&
+	      (h->offset || h->len != sizeof(uint64_t)))))
+		goto bad;
 	if ((h->flags & BIP_PKTF_ACKREQ) &&
 	    (h->type == BIP_PKT_ACK || h->type == BIP_PKT_NACK))
 		goto bad;
@@ -189,9 +196,11 @@ static void deliver_verdict(struct bipfw *fw, int src, unsigned slot,
 	struct bipfw_send *s = &fw->slots[slot];
 	int status = h->flags & BIP_PKTF_REFUSED ? -BIP_ENOTREADY
 		     : h->flags & BIP_PKTF_TRUNC ? -BIP_ETRUNC
+		     : h->flags & BIP_PKTF_PULL  ? -BIP_ESYS
 						 : 0;
 
 	if (!s->ready || s->fin || s->peer != src ||
+	    ((h->flags & BIP_PKTF_PULL) && !s->pulled) ||
 	    h->msg_id != bipfw_msg_id(fw, slot) ||
 	    (s->state != BIPFW_SEND_STREAM && s->state != BIPFW_SEND_WAIT_ACK &&
 	     s->state != BIPFW_SEND_WAIT_FIN)) {
@@ -203,6 +212,10 @@ static void deliver_verdict(struct bipfw *fw, int src, unsigned slot,
 	if (status == -BIP_ENOTREADY)
 		bip_info("node %d had no receive posted for ready-mode "
 			 "message %u", src, h->msg_id);
+	if (status == -BIP_ESYS)
+		bip_warn("node %d could not read ready-mode message %u from "
+			 "our memory (BIP_SHM_CMA_MIN=never avoids it)", src,
+			 h->msg_id);
 	if (s->state == BIPFW_SEND_WAIT_FIN) {
 		bipfw_send_complete(fw, slot, status);
 		return;
@@ -281,10 +294,10 @@ static enum ready_start start_ready(struct bipfw *fw, int src,
 	fw->rts[i].msg_id = h->msg_id;
 	BIPFW_LIST_PUSH(&p->refused, fw->rts, next, i);
 	/* Skip its other packets, up to its last one and no further: a later
-	 * message may carry the same id. */
+	 * message may carry the same id. A pull has no others. */
 	p->discard_msg = h->msg_id;
 	p->discard_end = h->addr;
-	p->discarding = h->len < h->addr;
+	p->discarding = !(h->flags & BIP_PKTF_PULL) && h->len < h->addr;
 	return READY_REFUSED;
 }
 
@@ -303,6 +316,36 @@ static void long_complete(struct bipfw *fw, struct bipfw_peer *p,
 	r->state = BIPFW_LRECV_DONE;
 	/* The sender's request completes on our ack: send it now. */
 	p->rx.ack_urgent = true;
+}
+
+/* A pulled message, taken by the receive r: read it from the sender's
+ * memory, no further than the receive's capacity (a larger one fails with
+ * -BIP_ETRUNC, as a pushed one does), and answer with the verdict, which
+ * completes the sender. The address is the sender's own, handed only to
+ * the kernel, which checks it; a read that fails fails both ends. */
+static void deliver_pull(struct bipfw *fw, int src, struct bipfw_peer *p,
+			 struct bipfw_lrecv *r, const struct bip_pkt_hdr *h,
+			 const void *payload)
+{
+	const struct bipfw_port *w = bipfw_port_of(fw, src);
+	uint64_t addr;
+	int rc;
+
+	if (!r || r->state != BIPFW_LRECV_ACTIVE || r->src != src ||
+	    r->msg_id != h->msg_id || r->received || !w->cls->dma_read) {
+		fw->cnt.dropped_bad++;
+		bip_dbg("unexpected pull from node %d (tag %u)", src, h->tag);
+		return;
+	}
+	memcpy(&addr, payload, sizeof(addr));
+	rc = w->cls->dma_read(w->ctx, src, r->buf, addr,
+			      r->total < r->cap ? r->total : r->cap);
+	if (rc)
+		r->status = rc;
+	else
+		fw->cnt.cma_transfers++;
+	r->received = r->total;
+	long_complete(fw, p, r, h->tag);
 }
 
 static enum deliver_result deliver_data(struct bipfw *fw, int src,
@@ -330,6 +373,10 @@ static enum deliver_result deliver_data(struct bipfw *fw, int src,
 			case READY_NO_ROOM:
 				return NO_BUFFER;
 			}
+		}
+		if (h->flags & BIP_PKTF_PULL) {
+			deliver_pull(fw, src, p, r, h, payload);
+			return DELIVERED;
 		}
 	}
 	/* Written to avoid overflow: offset and len come from the wire. The

@@ -113,6 +113,8 @@ static const void *entry_payload(const struct bipfw *fw,
 {
 	if (e->type == BIP_PKT_SMALL)
 		return fw->slots[e->slot].copy + e->offset;
+	if (e->type == BIP_PKT_LONG_DATA && (e->flags & BIP_PKTF_PULL))
+		return &fw->slots[e->slot].src_addr;
 	if (e->type == BIP_PKT_LONG_DATA && e->len)
 		return fw->slots[e->slot].buf + e->offset;
 	return NULL;
@@ -146,6 +148,33 @@ static void try_dma(struct bipfw *fw, int peer, struct bipfw_send *s)
 		return;
 	s->direct = true;
 	fw->cnt.cma_transfers++;
+}
+
+/* A ready-mode message the peer's wire lets it read from our memory goes
+ * as one packet naming its address: no CTS to wait for (ready mode has
+ * none) and one copy, done by the receiver into the buffer it posted; its
+ * verdict completes us once that copy is over.
+ *
+ * Between two processes, only while another long message to that peer is
+ * in flight. A message alone finishes sooner through the rings, where both
+ * processes copy at once (64 KiB one way in 7.8 us against 10.8 pulled, 1
+ * MiB 68 against 102, on 2 cores here); several at once move more per
+ * second when each process copies its own once (64 KiB windowed 1.26x,
+ * 512 KiB 2x; bidirectional 1.5-2x). Our own messages are always read:
+ * one process does both copies of the rings anyway. */
+static bool try_pull(struct bipfw *fw, int peer, struct bipfw_send *s)
+{
+	const struct bipfw_port *w = bipfw_port_of(fw, peer);
+
+	if (s->pulled)
+		return true;
+	if (!s->ready || !w->cls->pull_min ||
+	    s->len < w->cls->pull_min(w->ctx, peer) ||
+	    (w->cls->scope != BIPFW_SCOPE_SELF && fw->peers[peer].longs < 2))
+		return false;
+	s->pulled = true;
+	s->src_addr = (uint64_t)(uintptr_t)s->buf;
+	return true;
 }
 
 /* A peer with a bulk wire: a message wider than one packet of its own
@@ -194,6 +223,7 @@ static bool next_packet(struct bipfw *fw, int peer, struct bipfw_txent *e)
 		if (r->state == BIPFW_LRECV_VERDICT) {
 			e->flags = BIP_PKTF_READY |
 				   (r->status == -BIP_ETRUNC ? BIP_PKTF_TRUNC
+				    : r->status == -BIP_ESYS ? BIP_PKTF_PULL
 							     : 0);
 			return true;
 		}
@@ -246,14 +276,17 @@ static bool next_packet(struct bipfw *fw, int peer, struct bipfw_txent *e)
 			return false;
 		i = p->stream.head;
 		s = &fw->slots[i];
-		if (!s->sent && !s->direct)
+		if (!s->sent && !s->direct && !try_pull(fw, peer, s))
 			try_dma(fw, peer, s);
-		chunk = s->direct ? 0 : s->len - s->sent;
+		chunk = s->direct ? 0
+			: s->pulled ? sizeof(s->src_addr)
+				    : s->len - s->sent;
 		if (chunk > w->chunk)
 			chunk = w->chunk;
 		e->slot = i;
 		e->type = BIP_PKT_LONG_DATA;
-		e->flags = s->direct ? BIP_PKTF_DIRECT : 0;
+		e->flags = s->direct ? BIP_PKTF_DIRECT
+			   : s->pulled ? BIP_PKTF_PULL : 0;
 		e->tag = s->rtag;
 		e->msg_id = bipfw_msg_id(fw, i);
 		e->offset = s->sent;
@@ -263,7 +296,7 @@ static bool next_packet(struct bipfw *fw, int peer, struct bipfw_txent *e)
 			e->flags |= BIP_PKTF_READY;
 			e->addr = s->len;
 		}
-		e->last = s->direct || s->sent + chunk == s->len;
+		e->last = s->direct || s->pulled || s->sent + chunk == s->len;
 		return true;
 	}
 	if (p->close_due) {

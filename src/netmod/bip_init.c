@@ -400,7 +400,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		"dropped %llu%s, idle yields %llu, sleeps %llu | "
 		"BIP: packets %llu sent %llu received, acks %llu, NACKs %llu "
 		"sent %llu received, retransmits %llu, small-queue overflows "
-		"%llu, segmented runs %llu sent %llu received\n",
+		"%llu, segmented runs %llu sent %llu received, single copies "
+		"%llu\n",
 		MPIR_Process.rank,
 		(unsigned long long)c->sent[MPIDI_BIP_PROTO_SHORT],
 		(unsigned long long)c->sent[MPIDI_BIP_PROTO_EAGER],
@@ -423,7 +424,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)b.retransmits,
 		(unsigned long long)b.small_overflows,
 		(unsigned long long)b.runs_sent,
-		(unsigned long long)b.runs_received);
+		(unsigned long long)b.runs_received,
+		(unsigned long long)b.cma_transfers);
 }
 
 int MPIDI_BIP_mpi_finalize_hook(void)

@@ -273,6 +273,20 @@ static int sim_dma_write(void *ctx, int peer, uint64_t addr, const void *src,
 	return 0;
 }
 
+static size_t sim_pull_min(void *ctx, int peer)
+{
+	return ((struct simport *)ctx)->dma_min;
+}
+
+static int sim_dma_read(void *ctx, int peer, void *dst, uint64_t addr,
+			size_t len)
+{
+	if (((struct simport *)ctx)->net->f.unreadable)
+		return -BIP_ESYS;
+	memcpy(dst, (const void *)(uintptr_t)addr, len);
+	return 0;
+}
+
 static int sim_peer_state(void *ctx, int peer)
 {
 	return ((struct simport *)ctx)->net->ports[peer].dead
@@ -316,6 +330,8 @@ const struct bipfw_wire_class simwire_class = {
 	.peek = sim_peek,
 	.release = sim_release,
 	.dma_write = sim_dma_write,
+	.pull_min = sim_pull_min,
+	.dma_read = sim_dma_read,
 	.peer_state = sim_peer_state,
 	.ping = sim_ping,
 	.answered_at = sim_answered_at,

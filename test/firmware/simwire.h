@@ -14,6 +14,8 @@ struct simwire_faults {
 	size_t chunk;      /* bytes per packet, as a wire's MTU sets it (0:
 			    * the packet size): wider small messages go in
 			    * pieces */
+	bool unreadable;   /* single-copy reads fail, as a peer's memory
+			    * the kernel will not let us read */
 };
 
 struct simwire_net;
@@ -27,7 +29,8 @@ struct simwire_net *simwire_new_fan(int nnodes, uint64_t seed,
 				    const struct simwire_faults *faults);
 void simwire_free(struct simwire_net *net);
 /* A NIC for node on the simulated wire, every peer on it. Long messages
- * of at least dma_min bytes go by (simulated) DMA; SIZE_MAX: never. */
+ * of at least dma_min bytes go by (simulated) DMA, written by the sender
+ * or read by the receiver; SIZE_MAX: never. */
 int simwire_nic(struct simwire_net *net, int node,
 		const struct bipfw_config *cfg, size_t dma_min,
 		struct bipfw **fw_p);

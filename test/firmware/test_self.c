@@ -177,13 +177,15 @@ static void test_long(void)
 		      got == LONG_LEN && !memcmp(src, dst, LONG_LEN),
 	      "RTS/CTS: %zu bytes", got);
 	CHECK(fw->cnt.cma_transfers == dma + 1, "not by DMA");
-	/* Ready mode: no CTS names the buffer, so packets carry it. */
+	/* Ready mode: no CTS names the buffer; the receiver reads the
+	 * sender's (its own process's memory) in one copy. */
 	memset(dst, 0xee, LONG_LEN + 64);
 	CHECK(long_once(fw, src, dst, 100000, LONG_LEN, BIPFW_LONG_READY,
 			&got) == 1 &&
 		      got == 100000 && !memcmp(src, dst, 100000) &&
 		      dst[100000] == 0xee,
 	      "ready mode: %zu bytes", got);
+	CHECK(fw->cnt.cma_transfers == dma + 2, "ready mode not read at once");
 	/* Truncated: nothing written by RTS/CTS; in ready mode the buffer's
 	 * cap, not a byte past it. */
 	memset(dst, 0xee, LONG_LEN + 64);

@@ -792,6 +792,79 @@ static void test_rebase(void)
 	duo_close(&d);
 }
 
+/* Ready-mode messages two at a time go by single copy, read by the
+ * receiver: one packet each, the data intact; the sender may not move a
+ * message being read (its caller waits); a read the kernel refuses fails
+ * both ends with -BIP_ESYS. */
+static void pull_two(const struct simwire_faults *f, int want)
+{
+	static uint8_t src[2][3 * PKT], copy[3 * PKT], dst[2][3 * PKT];
+	struct duo d;
+	uint32_t sg[2], rg[2];
+	int slot[2], rc[2] = { 0, 0 }, rrc[2] = { 0, 0 }, node;
+	size_t got;
+	uint64_t reads;
+
+	d.net = simwire_new(NN, 3, f);
+	for (int i = 0; i < NN; i++) {
+		struct bipfw_config c = config(i, 8);
+
+		simwire_nic(d.net, i, &c, 1, &d.fw[i]);
+	}
+	reads = d.fw[1]->cnt.cma_transfers;
+	for (int m = 0; m < 2; m++) {
+		for (size_t k = 0; k < sizeof(src[m]); k++)
+			src[m][k] = (uint8_t)(k * 5 + m + 1);
+		memset(dst[m], 0, sizeof(dst[m]));
+		CHECK(bipfw_post_lrecv(d.fw[1], 2 + m, dst[m], sizeof(dst[m]),
+				       &rg[m]) == 0, "post");
+		slot[m] = bipfw_post_long(d.fw[0], 1, 2 + m, src[m],
+					  sizeof(src[m]), BIPFW_LONG_READY,
+					  &sg[m]);
+		CHECK(slot[m] >= 0, "ready send %d", m);
+	}
+	bipfw_step(d.fw[0]);
+	CHECK(bipfw_rebase_send(d.fw[0], (unsigned)slot[0], sg[0], copy) ==
+		      -BIP_EBUSY,
+	      "a message being read was moved");
+	for (int i = 0; i < 100000 && (!rc[1] || !rrc[1]); i++) {
+		duo_steps(&d, 1);
+		for (int m = 0; m < 2; m++) {
+			if (!rc[m])
+				rc[m] = bipfw_reap_send(d.fw[0],
+							(unsigned)slot[m],
+							sg[m]);
+			if (!rrc[m])
+				rrc[m] = bipfw_reap_lrecv(d.fw[1], 2 + m,
+							  rg[m], &node, &got);
+		}
+	}
+	for (int m = 0; m < 2; m++) {
+		CHECK(rc[m] == want && rrc[m] == want,
+		      "message %d: send %d, receive %d, want %d", m, rc[m],
+		      rrc[m], want);
+		CHECK(want != 1 || memcmp(src[m], dst[m], sizeof(dst[m])) == 0,
+		      "message %d: data differs", m);
+	}
+	CHECK(d.fw[1]->cnt.cma_transfers == reads + (want == 1 ? 2 : 0),
+	      "%llu single copies, want %d",
+	      (unsigned long long)(d.fw[1]->cnt.cma_transfers - reads),
+	      want == 1 ? 2 : 0);
+	CHECK(simwire_sent(d.net, BIP_PKT_LONG_DATA) == 2,
+	      "%llu data packets for two pulled messages",
+	      (unsigned long long)simwire_sent(d.net, BIP_PKT_LONG_DATA));
+	duo_close(&d);
+}
+
+static void test_pull(void)
+{
+	static const struct simwire_faults clean = { 0 },
+					   unreadable = { .unreadable = true };
+
+	pull_two(&clean, 1);
+	pull_two(&unreadable, -BIP_ESYS);
+}
+
 /* Ready-mode messages over a wire that loses, duplicates, reorders and
  * corrupts: every one arrives whole, exactly once, and both sides finish
  * (the verdict is resent like any packet). */
@@ -1154,6 +1227,7 @@ int main(void)
 	test_ready_lossy();
 	test_ready_same_id();
 	test_rebase();
+	test_pull();
 	test_peer_death();
 	test_close_lost_ack();
 	test_close_resent_acked();

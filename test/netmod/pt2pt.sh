@@ -4,8 +4,9 @@
 # the default CVARs on 1, 2 and 4 ranks, then with tiny thresholds and N = 2
 # credits so that every mechanism runs often (the counters printed at
 # finalize must show it), with eager pieces behind few credits on one host
-# and with every rank on a host of its own; bad settings must fail with a
-# clear error; and MPI_THREAD_MULTIPLE.
+# and with every rank on a host of its own; large data read by the
+# receiver in one copy, and not; bad settings must fail with a clear error;
+# and MPI_THREAD_MULTIPLE.
 . "$top_srcdir/test/netmod/lib.sh"
 t="$top_srcdir/test/netmod"
 run "$MPICC" -O2 -Wno-stringop-overflow -o "$W/test_pt2pt" "$t/test_pt2pt.c"
@@ -85,6 +86,31 @@ for c in eager "segmented runs"; do
 	positive "$c"
 done
 no_overflow
+
+# Large messages several at a time to one peer are read by their receiver
+# in one copy (BIP_SHM_PULL_MIN, 16 KiB here) where this machine allows
+# cross-memory attach: more single copies than with it off, where only a
+# rank's messages to itself are (its own memory); the data is checked
+# either way.
+# copies: the single copies of all ranks together.
+copies() {
+	counter "single copies" | awk '{ n += $1 } END { print n + 0 }'
+}
+BIP_SHM_PULL_MIN=never MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+	mpirun 2 "$W/test_pt2pt"
+passed 2 "without single copies between processes"
+off=$(copies)
+if "$top_builddir/bip_info" | grep -q "cross-memory attach available"
+then
+	BIP_SHM_PULL_MIN=16k MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+		mpirun 2 "$W/test_pt2pt"
+	passed 2 "with single copies"
+	on=$(copies)
+	[ "$on" -gt "$off" ] || { echo "FAILED: $on single copies with" \
+		"BIP_SHM_PULL_MIN=16k, $off with never"; exit 1; }
+else
+	echo "SKIP (single copies): cross-memory attach is not allowed here"
+fi
 
 # Settings MPI cannot run with: a clear error, no hang. (The message of a
 # rank that aborts can be lost by Hydra's output forwarding when the job is

@@ -132,6 +132,23 @@ static int self_dma_write(void *ctx, int peer, uint64_t addr, const void *src,
 	return 0;
 }
 
+/* Our own ready-mode long messages are read straight from the sending
+ * buffer: one copy instead of two through the loop. The address came in a
+ * packet that never left this process. */
+static size_t self_pull_min(void *ctx, int peer)
+{
+	(void)ctx, (void)peer;
+	return 1;
+}
+
+static int self_dma_read(void *ctx, int peer, void *dst, uint64_t addr,
+			 size_t len)
+{
+	(void)ctx, (void)peer;
+	memmove(dst, (const void *)(uintptr_t)addr, len);
+	return 0;
+}
+
 static int self_peer_state(void *ctx, int peer)
 {
 	(void)ctx, (void)peer;
@@ -152,5 +169,7 @@ const struct bipfw_wire_class bipfw_self_class = {
 	.peek = self_peek,
 	.release = self_release,
 	.dma_write = self_dma_write,
+	.pull_min = self_pull_min,
+	.dma_read = self_dma_read,
 	.peer_state = self_peer_state,
 };

@@ -114,6 +114,7 @@ struct shm_knobs {
 	unsigned ring_slots; /* slots per inbound ring */
 	size_t cma_min;      /* long messages of at least this size go by
 			      * cross-memory attach (SIZE_MAX: never) */
+	size_t pull_min;     /* ready-mode ones, read by the receiver */
 };
 
 static const struct bip_knob_def knobs[] = {
@@ -122,11 +123,22 @@ static const struct bip_knob_def knobs[] = {
 	  BIP_KNOB_POW2, 2, 65536, NULL,
 	  BIP_KNOB_UINT(struct shm_knobs, ring_slots) },
 	{ { "BIP_SHM_CMA_MIN", "size|never", "never",
-	    "Long messages of at least this size go by single-copy "
-	    "cross-memory attach instead of the two-copy rings (the rings "
-	    "measured faster at every size here)." },
+	    "Announced long messages (raw BIP's bip_lsend) of at least this "
+	    "size are written by the sender into the receiver's buffer in "
+	    "one copy (cross-memory attach) instead of the two-copy rings, "
+	    "which measured faster for one message at a time here." },
 	  BIP_KNOB_SIZE, 0, SIZE_MAX, NULL,
 	  BIP_KNOB_SIZE_T(struct shm_knobs, cma_min) },
+	{ { "BIP_SHM_PULL_MIN", "size|never", "32k",
+	    "Ready-mode long messages (all of MPI's large data) of at least "
+	    "this size, sent while another long message to the same peer is "
+	    "in flight, are read by the receiver from the sender's memory in "
+	    "one copy (cross-memory attach). A message alone goes by the "
+	    "rings: there both processes copy at once, which finished "
+	    "sooner here; several at once move more per second when each "
+	    "process copies its own once." },
+	  BIP_KNOB_SIZE, 0, SIZE_MAX, NULL,
+	  BIP_KNOB_SIZE_T(struct shm_knobs, pull_min) },
 };
 
 static const struct bip_knob_table shm_knobs = BIP_KNOB_TABLE(knobs);
@@ -405,6 +417,13 @@ static int create_segment(struct bipfw_shm *shm, const char *name)
 	return 0;
 }
 
+/* Cross-memory attach between the job's processes, either way: siblings
+ * may read each other's memory only if each allows it (Yama). */
+static bool cma_wanted(const struct bipfw_shm *shm)
+{
+	return shm->k.cma_min != SIZE_MAX || shm->k.pull_min != SIZE_MAX;
+}
+
 int bipfw_shm_open(const struct bipfw_wire_params *params,
 		   struct bipfw_shm **shm_p)
 {
@@ -474,7 +493,7 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 		shm->linked = false;
 	}
 	/* Siblings may only attach to us if we say so (Yama ptrace scope). */
-	if (shm->k.cma_min != SIZE_MAX)
+	if (cma_wanted(shm))
 		(void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	*shm_p = shm;
 	return 0;
@@ -636,7 +655,7 @@ int bipfw_shm_attach(struct bipfw_shm *shm, int peer, int pid, void *seg,
 	pp->slot_size = h.slot_size;
 	pp->out = ring_at(seg, peer, h.ring_size, shm->p.node);
 	pp->head = pp->tail_seen = atomic_load(&pp->out->tail);
-	pp->cma = shm->k.cma_min != SIZE_MAX && cma_works(pp, h.self_addr);
+	pp->cma = cma_wanted(shm) && cma_works(pp, h.self_addr);
 	return 0;
 }
 
@@ -847,31 +866,57 @@ static void shm_release(void *ctx)
 	shm->rx_next = i + 1 == shm->nsrcs ? 0 : i + 1;
 }
 
-static int shm_dma_write(void *ctx, int peer, uint64_t addr, const void *src,
-			 size_t len)
+/* Single copy between our memory and the peer's, the whole of len (the
+ * kernel may move less per call). A refusal turns cross-memory attach off
+ * for that peer: its messages go by the rings from then on. */
+static int cma_copy(struct bipfw_shm *shm, int peer, void *local_buf,
+		    uint64_t addr, size_t len, bool write)
 {
-	struct bipfw_shm *shm = ctx;
 	struct shm_peer *pp = &shm->peers[peer];
 	size_t done = 0;
 
-	if (!pp->cma || len < shm->k.cma_min)
-		return -BIP_EAGAIN;
 	while (done < len) {
-		struct iovec local = { (void *)((const uint8_t *)src + done),
-				       len - done };
+		struct iovec local = { (uint8_t *)local_buf + done, len - done };
 		struct iovec remote = { (void *)(uintptr_t)(addr + done),
 					len - done };
-		ssize_t n = process_vm_writev(pp->pid, &local, 1, &remote, 1, 0);
+		ssize_t n = write ? process_vm_writev(pp->pid, &local, 1,
+						      &remote, 1, 0)
+				  : process_vm_readv(pp->pid, &local, 1,
+						     &remote, 1, 0);
 
 		if (n <= 0) {
-			bip_warn("cross-memory write to node %d failed: %s",
-				 peer, strerror(errno));
+			bip_warn("cross-memory %s of node %d failed: %s",
+				 write ? "write to" : "read from", peer,
+				 n < 0 ? strerror(errno) : "nothing moved");
 			pp->cma = false;
-			return -BIP_EAGAIN;
+			return write ? -BIP_EAGAIN : -BIP_ESYS;
 		}
 		done += (size_t)n;
 	}
 	return 0;
+}
+
+static int shm_dma_write(void *ctx, int peer, uint64_t addr, const void *src,
+			 size_t len)
+{
+	struct bipfw_shm *shm = ctx;
+
+	if (!shm->peers[peer].cma || len < shm->k.cma_min)
+		return -BIP_EAGAIN;
+	return cma_copy(shm, peer, (void *)(uintptr_t)src, addr, len, true);
+}
+
+static size_t shm_pull_min(void *ctx, int peer)
+{
+	struct bipfw_shm *shm = ctx;
+
+	return shm->peers[peer].cma ? shm->k.pull_min : SIZE_MAX;
+}
+
+static int shm_dma_read(void *ctx, int peer, void *dst, uint64_t addr,
+			size_t len)
+{
+	return cma_copy(ctx, peer, dst, addr, len, false);
 }
 
 static int shm_peer_state(void *ctx, int peer)
@@ -1023,6 +1068,8 @@ const struct bipfw_wire_class bipfw_shm_class = {
 	.peek = shm_peek,
 	.release = shm_release,
 	.dma_write = shm_dma_write,
+	.pull_min = shm_pull_min,
+	.dma_read = shm_dma_read,
 	.peer_state = shm_peer_state,
 	.wait = shm_wait,
 	.wait_fd = shm_wait_fd,
