@@ -193,6 +193,20 @@ int bip_cancel(bip_ep_t *ep, bip_req_t *req);
 int bip_test_nopoll(bip_ep_t *ep, bip_req_t *req, int *done,
 		    struct bip_status *st);
 
+/* --- single copy ------------------------------------------------------- */
+
+/* Data for node of at least this many bytes may be read by node itself
+ * from our memory with bip_read (BIP_SHM_PULL_MIN on the shm wire, 1 on
+ * the self wire); SIZE_MAX: node cannot read ours. */
+size_t bip_read_min(bip_ep_t *ep, int node);
+
+/* Read len bytes at addr in node's memory into dst, in one copy (cross-
+ * memory attach). addr is what node told us: the kernel checks it against
+ * node's own memory, BIP never dereferences it. -BIP_EAGAIN when node's
+ * memory cannot be read (ask node for the data instead), -BIP_ESYS when
+ * the read failed, -BIP_EPEERGONE. */
+int bip_read(bip_ep_t *ep, int node, void *dst, uint64_t addr, size_t len);
+
 /* --- progress ---------------------------------------------------------- */
 
 /* Drive the NIC program once: returns the number of events handled (>= 0),

@@ -281,6 +281,22 @@ int bip_rebase(bip_ep_t *ep, bip_req_t *req, const void *copy)
 	return rc;
 }
 
+size_t bip_read_min(bip_ep_t *ep, int node)
+{
+	if (!ep || node < 0 || node >= bip_nnodes(ep))
+		return SIZE_MAX;
+	return bipfw_read_min(ep->fw, node);
+}
+
+int bip_read(bip_ep_t *ep, int node, void *dst, uint64_t addr, size_t len)
+{
+	if (!ep || (!dst && len))
+		return -BIP_EINVAL;
+	if (node < 0 || node >= bip_nnodes(ep))
+		return -BIP_ENODE;
+	return bipfw_read(ep->fw, node, dst, addr, len);
+}
+
 int bip_ilrecv(bip_ep_t *ep, int tag, void *buf, size_t cap, bip_req_t *req)
 {
 	uint32_t gen;

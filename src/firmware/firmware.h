@@ -220,6 +220,13 @@ const char *bipfw_port_name(const struct bipfw *fw, int peer,
  * wider than one packet (they go in pieces of that size); 0 if it is not
  * connected. */
 size_t bipfw_port_chunk(const struct bipfw *fw, int peer);
+/* Single copy by the receiver: messages to peer of at least
+ * bipfw_read_min bytes may be read by peer from our memory (SIZE_MAX:
+ * never); bipfw_read reads len bytes at addr, an address peer gave, from
+ * its memory: -BIP_EAGAIN when its wire cannot. */
+size_t bipfw_read_min(const struct bipfw *fw, int peer);
+int bipfw_read(struct bipfw *fw, int peer, void *dst, uint64_t addr,
+	       size_t len);
 /* Remove what crashed processes of a job left behind, on every wire. */
 int bipfw_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes);
 

@@ -345,6 +345,36 @@ size_t bipfw_port_chunk(const struct bipfw *fw, int peer)
 	return fw->wires[p->bulk != BIPFW_NO_WIRE ? p->bulk : p->wire].chunk;
 }
 
+size_t bipfw_read_min(const struct bipfw *fw, int peer)
+{
+	const struct bipfw_peer *p = &fw->peers[peer];
+	const struct bipfw_port *w;
+
+	if (p->state != BIPFW_PEER_LIVE || p->wire == BIPFW_NO_WIRE)
+		return SIZE_MAX;
+	w = &fw->wires[p->wire];
+	return w->cls->pull_min ? w->cls->pull_min(w->ctx, peer) : SIZE_MAX;
+}
+
+int bipfw_read(struct bipfw *fw, int peer, void *dst, uint64_t addr,
+	       size_t len)
+{
+	const struct bipfw_peer *p = &fw->peers[peer];
+	const struct bipfw_port *w;
+	int rc;
+
+	if (p->state != BIPFW_PEER_LIVE || p->wire == BIPFW_NO_WIRE)
+		return -BIP_EPEERGONE;
+	w = &fw->wires[p->wire];
+	if (!w->cls->dma_read || !w->cls->pull_min ||
+	    w->cls->pull_min(w->ctx, peer) == SIZE_MAX)
+		return -BIP_EAGAIN;
+	rc = w->cls->dma_read(w->ctx, peer, dst, addr, len);
+	if (!rc)
+		fw->cnt.cma_transfers++;
+	return rc;
+}
+
 int bipfw_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes)
 {
 	int removed = 0, err = 0;

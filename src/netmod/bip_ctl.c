@@ -10,7 +10,9 @@
 #include "bip_ctl.h"
 #include "bip_field.h"
 
-#define CARD_VERSION "bipnm2"
+#define CARD_VERSION "bipnm3"
+#define ACK_FLAGS                                                              \
+	(MPIDI_BIP_ACK_LAST | MPIDI_BIP_ACK_READ | MPIDI_BIP_ACK_FAILED)
 
 /* The fixed part of each type, by which its length is judged. */
 static const size_t fixed_len[MPIDI_BIP_CTL_NTYPES] = {
@@ -42,6 +44,9 @@ static int check_fields(const MPIDI_BIP_ctl_msg_t *m, size_t len,
 			return MPIDI_BIP_CTL_DROP_SIZE;
 		/* fallthrough */
 	case MPIDI_BIP_CTL_RNDV:
+		/* Only a three-way message is read where it lies. */
+		if (m->rts.addr && m->h.type != MPIDI_BIP_CTL_RTS3)
+			return MPIDI_BIP_CTL_DROP_SIZE;
 		if (rest)
 			return MPIDI_BIP_CTL_DROP_LENGTH;
 		return m->rts.data_sz > MPIDI_BIP_DATA_MAX || m->h.rank < 0
@@ -52,7 +57,7 @@ static int check_fields(const MPIDI_BIP_ctl_msg_t *m, size_t len,
 		 * it whole before a receive matches. */
 		if (rest != m->h.len)
 			return MPIDI_BIP_CTL_DROP_LENGTH;
-		return m->rts.data_sz > peer->rts3_max ||
+		return m->rts.data_sz > peer->rts3_max || m->rts.addr ||
 				       m->h.len > m->rts.data_sz ||
 				       m->h.rank < 0
 			       ? MPIDI_BIP_CTL_DROP_SIZE
@@ -69,8 +74,12 @@ static int check_fields(const MPIDI_BIP_ctl_msg_t *m, size_t len,
 				       m->ack.len > MPIDI_BIP_DATA_MAX ||
 				       m->ack.flags &
 					       ~(m->h.type == MPIDI_BIP_CTL_ACK
-							 ? MPIDI_BIP_ACK_LAST
-							 : 0u)
+							 ? ACK_FLAGS
+							 : 0u) ||
+				       (m->ack.flags &
+					(MPIDI_BIP_ACK_READ |
+					 MPIDI_BIP_ACK_FAILED)) ==
+					       MPIDI_BIP_ACK_FAILED
 			       ? MPIDI_BIP_CTL_DROP_SIZE
 			       : 0;
 	case MPIDI_BIP_CTL_AM:

@@ -58,6 +58,10 @@ typedef struct {
 	MPIDI_BIP_ctl_t h;
 	uint64_t data_sz; /* 16 */
 	uint64_t sreq;    /* 24: the sender's request, named in the ACKs */
+	uint64_t addr;    /* 32: RTS3: where the data lies in the sender's
+			   * memory, for the receiver to read itself at
+			   * once (bip_read); 0 (always for RNDV, EAGER): it
+			   * asks for the data instead */
 } MPIDI_BIP_ctl_rts_t;
 
 /* ACK and AM_CTS. */
@@ -74,6 +78,11 @@ typedef struct {
  * done, and the rest is not sent at all (the receiver reports the
  * truncation). */
 #define MPIDI_BIP_ACK_LAST 0x1
+/* The receiver read [offset, +len) from the sender's memory itself (the
+ * announcement's addr): those bytes are not to be sent, they are taken. */
+#define MPIDI_BIP_ACK_READ 0x2
+/* With READ: that read failed, and the receive with it; so does the send. */
+#define MPIDI_BIP_ACK_FAILED 0x4
 
 /* AM and AM_RTS: the MPIDIG header (and AM's data) follow. */
 typedef struct {
@@ -87,7 +96,7 @@ typedef struct {
 } MPIDI_BIP_ctl_am_t;
 
 _Static_assert(sizeof(MPIDI_BIP_ctl_t) == 16 &&
-		       sizeof(MPIDI_BIP_ctl_rts_t) == 32 &&
+		       sizeof(MPIDI_BIP_ctl_rts_t) == 40 &&
 		       sizeof(MPIDI_BIP_ctl_ack_t) == 48 &&
 		       sizeof(MPIDI_BIP_ctl_am_t) == 40,
 	       "control message sizes are the wire format");

@@ -342,6 +342,9 @@ int MPIDI_BIP_init_world(void)
 		(void)bip_peer_chunk(g->ep, i, &chunk);
 		g->peers[i].eager_max = g->eager_limit;
 		g->peers[i].piece = eager_piece(chunk);
+		/* BIP reads both ways or neither (Yama lets both processes
+		 * be read, or neither): what we can read of it, it can of us. */
+		g->peers[i].read_min = bip_read_min(g->ep, i);
 	}
 fn_exit:
 	MPL_free(theirs);
@@ -394,7 +397,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 	fprintf(stderr,
 		"bip netmod rank %d: short %llu, eager %llu, three-way %llu, "
 		"rendezvous %llu "
-		"(synchronous %llu, fragments %llu), credits-only %llu (N=%s), "
+		"(synchronous %llu, fragments %llu, read by us %llu), "
+		"credits-only %llu (N=%s), "
 		"unexpected %llu (max queued %u), active messages inline %llu, "
 		"announced %llu, send FIFO max %u, receive FIFO max %u, "
 		"dropped %llu%s, idle yields %llu, sleeps %llu | "
@@ -409,6 +413,7 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)c->sent[MPIDI_BIP_PROTO_RNDV],
 		(unsigned long long)c->ssend,
 		(unsigned long long)c->fragments,
+		(unsigned long long)c->read,
 		(unsigned long long)c->credits_only, n_range,
 		(unsigned long long)c->unexpected, c->unexp_max,
 		(unsigned long long)c->am_short,

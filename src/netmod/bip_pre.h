@@ -45,6 +45,9 @@ typedef struct MPIDI_BIP_request {
 /* The MPI request completed while the transfer goes on (a send that could
  * not be cancelled): the netmod holds the request and owns the data. */
 #define MPIDI_BIP_REQ_DETACHED 0x1
+/* Send: its announcement named the data's address: the receiver may read
+ * it from there at any moment until its ACK says it did. */
+#define MPIDI_BIP_REQ_READ 0x2
 
 /* A peer: its BIP node (the world rank). */
 typedef struct {

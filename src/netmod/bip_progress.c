@@ -119,6 +119,10 @@ static int named_request(int node, const MPIDI_BIP_ctl_msg_t *m,
 		req = MPIDI_BIP_handle_get(&g->sends, m->ack.sreq);
 		if (!req || req->dev.ch4.netmod.bip.node != node)
 			return MPIDI_BIP_CTL_DROP_HANDLE;
+		/* Only data we let it read can it say it read. */
+		if ((m->ack.flags & MPIDI_BIP_ACK_READ) &&
+		    !(req->dev.ch4.netmod.bip.flags & MPIDI_BIP_REQ_READ))
+			return MPIDI_BIP_CTL_DROP_RANGE;
 		data_sz = req->dev.ch4.netmod.bip.data_sz;
 		break;
 	case MPIDI_BIP_CTL_AM_CTS:

@@ -19,6 +19,10 @@
  *   EAGER  the first piece of a message sent whole: into the matching
  *          receive, else into a temporary buffer, as three-way data; its
  *          MORE pieces follow it from that peer with nothing between.
+ * An RTS3 that names its data's address (the sender lets us read it,
+ * bip_read) is answered at once by reading the data in one copy, then one
+ * ACK saying it was read; where BIP cannot read that peer's memory, the
+ * ACK asks for the data as above.
  */
 #include "mpidimpl.h"
 #include "bip_state.h"
@@ -244,6 +248,40 @@ static int recv_nothing(MPIR_Request *rreq, int node, uint64_t sreq)
 	if (mpi_errno)
 		return mpi_errno;
 	return recv_finish(rreq, r->rank, r->tag, NULL, r->data_sz);
+}
+
+/* --- the receiver reads ---------------------------------------------------- */
+
+/* Read the first len bytes of the sender's data at addr into dst and tell
+ * it so with one ACK (flags: LAST for a truncating receive), FAILED if the
+ * read failed, which *err then says. *read false: BIP cannot read that
+ * peer's memory, nothing was done, the data is to be asked for. */
+static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
+		     uint64_t len, uint32_t flags, bool *read, int *err)
+{
+	MPIDI_BIP_ctl_ack_t ack = {
+		.h.type = MPIDI_BIP_CTL_ACK,
+		.sreq = sreq,
+		.len = len,
+		.flags = flags | MPIDI_BIP_ACK_READ,
+	};
+	int rc;
+
+	*read = false;
+	*err = MPI_SUCCESS;
+	if (!addr)
+		return MPI_SUCCESS;
+	rc = bip_read(MPIDI_BIP_global.ep, node, dst, addr, len);
+	if (rc == -BIP_EAGAIN)
+		return MPI_SUCCESS;
+	*read = true;
+	if (rc) {
+		*err = MPIDI_BIP_error(rc, "reading the sender's data");
+		ack.flags |= MPIDI_BIP_ACK_FAILED;
+	} else {
+		MPIDI_BIP_global.cnt.read++;
+	}
+	return MPIDI_BIP_ctl_send(node, &ack, sizeof(ack));
 }
 
 /* --- three-way ----------------------------------------------------------- */
@@ -497,7 +535,9 @@ int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts)
 	MPIR_Request *rreq = rts_matched(rts);
 	MPIDI_BIP_unexp_t *u;
 	void *dst;
-	int mpi_errno = MPI_SUCCESS;
+	int mpi_errno = MPI_SUCCESS, err;
+	uint32_t flags;
+	bool read;
 
 	if (rreq) {
 		if (rts->h.type == MPIDI_BIP_CTL_RNDV)
@@ -507,11 +547,14 @@ int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts)
 		if (!BIP_REQ(rreq).cap)
 			return recv_nothing(rreq, node, rts->sreq);
 		MPIR_ERR_CHKANDJUMP(!dst, mpi_errno, MPI_ERR_OTHER, "**nomem");
+		flags = ack_flags(&BIP_REQ(rreq), BIP_REQ(rreq).cap);
+		mpi_errno = read_data(node, rts->sreq, rts->addr, dst,
+				      BIP_REQ(rreq).cap, flags, &read, &err);
+		if (mpi_errno || read)
+			return mpi_errno ? mpi_errno : rreq_landed(rreq, err);
 		return MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, rts->sreq, 0,
-				       BIP_REQ(rreq).cap,
-				       ack_flags(&BIP_REQ(rreq),
-						 BIP_REQ(rreq).cap),
-				       dst, rreq_3way_done, rreq);
+				       BIP_REQ(rreq).cap, flags, dst,
+				       rreq_3way_done, rreq);
 	}
 	if (rts->h.type == MPIDI_BIP_CTL_RNDV) {
 		/* The ACK waits for a receive. */
@@ -524,6 +567,10 @@ int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts)
 	u = unexp_with_data(node, rts);
 	MPIR_ERR_CHKANDJUMP(!u || !u->data, mpi_errno, MPI_ERR_OTHER,
 			    "**nomem");
+	mpi_errno = read_data(node, rts->sreq, rts->addr, u->data,
+			      rts->data_sz, 0, &read, &err);
+	if (mpi_errno || read)
+		return mpi_errno ? mpi_errno : unexp_landed(u, err);
 	mpi_errno = MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, rts->sreq, 0,
 				    rts->data_sz, 0, u->data, unexp_3way_done,
 				    u);

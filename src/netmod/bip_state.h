@@ -91,6 +91,9 @@ typedef struct {
 	uint64_t rts3_max;    /* the largest three-way message it sends */
 	size_t eager_max;     /* the largest we send it eagerly, 0: none */
 	size_t piece;         /* bytes of each eager piece, header included */
+	size_t read_min;      /* it may read our data from this size (BIP) */
+	unsigned long_sends;  /* our three-way and rendezvous sends to it
+			       * not complete yet */
 	MPIDI_BIP_eager_t eager; /* its eager message in flight to us */
 	MPIDI_BIP_ctlq_t *head, *tail;
 	uint32_t pid;         /* its process and host, from its card: */
@@ -102,6 +105,7 @@ typedef struct {
 	uint64_t sent[MPIDI_BIP_NPROTOS]; /* by enum MPIDI_BIP_proto */
 	uint64_t ssend;          /* synchronous sends (always rendezvous) */
 	uint64_t fragments;      /* rendezvous fragments */
+	uint64_t read;           /* messages we read from their sender */
 	uint64_t credits_only;   /* credits-only messages sent */
 	uint64_t dropped[MPIDI_BIP_CTL_NDROPS]; /* malformed messages, by why */
 	uint64_t unexpected;     /* messages that arrived before a receive */

@@ -72,12 +72,19 @@ static void test_decode(void)
 	expect(buf, sizeof(rts), 0, "three-way at its limit");
 	expect(buf, sizeof(rts) - 1, MPIDI_BIP_CTL_DROP_TOO_SHORT,
 	       "three-way cut");
+	rts.addr = 0x4141414141414141ull;
+	memcpy(buf, &rts, sizeof(rts));
+	expect(buf, sizeof(rts), 0, "three-way to be read where it lies");
 	rts.data_sz = 1001;
 	memcpy(buf, &rts, sizeof(rts));
 	expect(buf, sizeof(rts), MPIDI_BIP_CTL_DROP_SIZE,
 	       "three-way beyond the sender's threshold");
 	rts.h.type = MPIDI_BIP_CTL_RNDV;
 	rts.data_sz = MPIDI_BIP_DATA_MAX;
+	memcpy(buf, &rts, sizeof(rts));
+	expect(buf, sizeof(rts), MPIDI_BIP_CTL_DROP_SIZE,
+	       "rendezvous with an address");
+	rts.addr = 0;
 	memcpy(buf, &rts, sizeof(rts));
 	expect(buf, sizeof(rts), 0, "rendezvous of the largest size");
 	rts.data_sz = MPIDI_BIP_DATA_MAX + 1;
@@ -90,7 +97,17 @@ static void test_decode(void)
 	ack.flags = MPIDI_BIP_ACK_LAST;
 	memcpy(buf, &ack, sizeof(ack));
 	expect(buf, sizeof(ack), 0, "last ack of a truncated message");
-	ack.flags = 2;
+	ack.flags = MPIDI_BIP_ACK_READ | MPIDI_BIP_ACK_LAST;
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), 0, "bytes the receiver read itself");
+	ack.flags = MPIDI_BIP_ACK_READ | MPIDI_BIP_ACK_FAILED;
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), 0, "a read that failed");
+	ack.flags = MPIDI_BIP_ACK_FAILED;
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE,
+	       "a failure without a read");
+	ack.flags = 8;
 	memcpy(buf, &ack, sizeof(ack));
 	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE, "unknown ack flag");
 	ack.h.type = MPIDI_BIP_CTL_AM_CTS;
@@ -143,6 +160,11 @@ static void test_decode(void)
 	memcpy(buf, &rts, sizeof(rts));
 	expect(buf, sizeof(rts) + 100, MPIDI_BIP_CTL_DROP_SIZE,
 	       "first piece larger than its message");
+	rts.data_sz = 1000;
+	rts.addr = 64;
+	memcpy(buf, &rts, sizeof(rts));
+	expect(buf, sizeof(rts) + 100, MPIDI_BIP_CTL_DROP_SIZE,
+	       "eager piece with an address");
 	h = (MPIDI_BIP_ctl_t){ .type = MPIDI_BIP_CTL_MORE, .len = 50 };
 	memcpy(buf, &h, sizeof(h));
 	expect(buf, sizeof(h) + 50, 0, "next piece");
@@ -161,11 +183,11 @@ static void test_decode(void)
 static void test_card(void)
 {
 	static const char *const bad[] = {
-		"", "bipnm2", "bipnm2;", "bipnm2;4;", "bipnm2;256;10;1;h;x",
-		"bipnm2;-4;10;1;h;x", "bipnm2;4;9223372036854775808;1;h;x",
-		"bipnm1;4;10;1;h;x", "bipnm2;4 ;10;1;h;x", "bipnm2;4;10;x",
-		"bipnm2;4;10;1;;x", "bipnm2;4;10;2147483648;h;x",
-		"bipnm2;4;10;1;h o;x", "bipnm2;4;10;1;h%s;x",
+		"", "bipnm3", "bipnm3;", "bipnm3;4;", "bipnm3;256;10;1;h;x",
+		"bipnm3;-4;10;1;h;x", "bipnm3;4;9223372036854775808;1;h;x",
+		"bipnm2;4;10;1;h;x", "bipnm3;4 ;10;1;h;x", "bipnm3;4;10;x",
+		"bipnm3;4;10;1;;x", "bipnm3;4;10;2147483648;h;x",
+		"bipnm3;4;10;1;h o;x", "bipnm3;4;10;1;h%s;x",
 	};
 	MPIDI_BIP_card_t c = { 17, 123456, 4242, "node-1.example_a" }, d;
 	const char *rest;

@@ -130,13 +130,14 @@ static const struct bip_knob_def knobs[] = {
 	  BIP_KNOB_SIZE, 0, SIZE_MAX, NULL,
 	  BIP_KNOB_SIZE_T(struct shm_knobs, cma_min) },
 	{ { "BIP_SHM_PULL_MIN", "size|never", "32k",
-	    "Ready-mode long messages (all of MPI's large data) of at least "
-	    "this size, sent while another long message to the same peer is "
-	    "in flight, are read by the receiver from the sender's memory in "
-	    "one copy (cross-memory attach). A message alone goes by the "
-	    "rings: there both processes copy at once, which finished "
-	    "sooner here; several at once move more per second when each "
-	    "process copies its own once." },
+	    "Data of at least this size may be read by its receiver from "
+	    "the sender's memory in one copy (cross-memory attach, "
+	    "bip_read): ready-mode long messages, and MPI's three-way "
+	    "messages, sent while another long message to the same peer is "
+	    "in flight. A message alone goes by the rings: there both "
+	    "processes copy at once, which finished sooner here; several at "
+	    "once move more per second when each process copies its own "
+	    "once." },
 	  BIP_KNOB_SIZE, 0, SIZE_MAX, NULL,
 	  BIP_KNOB_SIZE_T(struct shm_knobs, pull_min) },
 };
