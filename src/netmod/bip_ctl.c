@@ -12,7 +12,8 @@
 
 #define CARD_VERSION "bipnm3"
 #define ACK_FLAGS                                                              \
-	(MPIDI_BIP_ACK_LAST | MPIDI_BIP_ACK_READ | MPIDI_BIP_ACK_FAILED)
+	(MPIDI_BIP_ACK_LAST | MPIDI_BIP_ACK_READ | MPIDI_BIP_ACK_FAILED |      \
+	 MPIDI_BIP_ACK_WITHDRAWN)
 
 /* The fixed part of each type, by which its length is judged. */
 static const size_t fixed_len[MPIDI_BIP_CTL_NTYPES] = {
@@ -26,6 +27,7 @@ static const size_t fixed_len[MPIDI_BIP_CTL_NTYPES] = {
 	[MPIDI_BIP_CTL_AM_CTS] = sizeof(MPIDI_BIP_ctl_ack_t),
 	[MPIDI_BIP_CTL_EAGER] = sizeof(MPIDI_BIP_ctl_rts_t),
 	[MPIDI_BIP_CTL_MORE] = sizeof(MPIDI_BIP_ctl_t),
+	[MPIDI_BIP_CTL_WITHDRAW] = sizeof(MPIDI_BIP_ctl_ack_t),
 };
 
 /* Rule per type: what its length and fields may be. */
@@ -44,9 +46,6 @@ static int check_fields(const MPIDI_BIP_ctl_msg_t *m, size_t len,
 			return MPIDI_BIP_CTL_DROP_SIZE;
 		/* fallthrough */
 	case MPIDI_BIP_CTL_RNDV:
-		/* Only a three-way message is read where it lies. */
-		if (m->rts.addr && m->h.type != MPIDI_BIP_CTL_RTS3)
-			return MPIDI_BIP_CTL_DROP_SIZE;
 		if (rest)
 			return MPIDI_BIP_CTL_DROP_LENGTH;
 		return m->rts.data_sz > MPIDI_BIP_DATA_MAX || m->h.rank < 0
@@ -79,7 +78,18 @@ static int check_fields(const MPIDI_BIP_ctl_msg_t *m, size_t len,
 				       (m->ack.flags &
 					(MPIDI_BIP_ACK_READ |
 					 MPIDI_BIP_ACK_FAILED)) ==
-					       MPIDI_BIP_ACK_FAILED
+					       MPIDI_BIP_ACK_FAILED ||
+				       ((m->ack.flags &
+					 MPIDI_BIP_ACK_WITHDRAWN) &&
+					m->ack.flags != MPIDI_BIP_ACK_WITHDRAWN)
+			       ? MPIDI_BIP_CTL_DROP_SIZE
+			       : 0;
+	case MPIDI_BIP_CTL_WITHDRAW:
+		/* The request it names, and nothing else. */
+		if (rest)
+			return MPIDI_BIP_CTL_DROP_LENGTH;
+		return m->ack.offset || m->ack.len || m->ack.bip_tag ||
+				       m->ack.flags
 			       ? MPIDI_BIP_CTL_DROP_SIZE
 			       : 0;
 	case MPIDI_BIP_CTL_AM:

@@ -33,7 +33,9 @@
 	X(AM_CTS)       /* the answer to an announcement (body of ACK) */    \
 	X(EAGER)        /* a message sent whole at once, in pieces: its */     \
 			/* envelope, size and first bytes (body of RTS3) */    \
-	X(MORE)         /* the next bytes of that message (header only) */
+	X(MORE)         /* the next bytes of that message (header only) */   \
+	X(WITHDRAW)     /* the sender cancels an RNDV whose data we may */    \
+			/* read: drop it if no receive took it (body of ACK) */
 
 enum MPIDI_BIP_ctl_type {
 	MPIDI_BIP_CTL_NONE = 0,
@@ -58,10 +60,10 @@ typedef struct {
 	MPIDI_BIP_ctl_t h;
 	uint64_t data_sz; /* 16 */
 	uint64_t sreq;    /* 24: the sender's request, named in the ACKs */
-	uint64_t addr;    /* 32: RTS3: where the data lies in the sender's
-			   * memory, for the receiver to read itself at
-			   * once (bip_read); 0 (always for RNDV, EAGER): it
-			   * asks for the data instead */
+	uint64_t addr;    /* 32: RTS3, RNDV: where the data lies in the
+			   * sender's memory, for the receiver to read
+			   * itself (bip_read) when it would ask for the
+			   * data; 0 (always for EAGER): it asks instead */
 } MPIDI_BIP_ctl_rts_t;
 
 /* ACK and AM_CTS. */
@@ -83,6 +85,9 @@ typedef struct {
 #define MPIDI_BIP_ACK_READ 0x2
 /* With READ: that read failed, and the receive with it; so does the send. */
 #define MPIDI_BIP_ACK_FAILED 0x4
+/* Alone: the answer to a WITHDRAW that found the announcement still
+ * waiting for a receive: it is dropped, the send is cancelled. */
+#define MPIDI_BIP_ACK_WITHDRAWN 0x8
 
 /* AM and AM_RTS: the MPIDIG header (and AM's data) follow. */
 typedef struct {

@@ -48,6 +48,8 @@ typedef struct MPIDI_BIP_request {
 /* Send: its announcement named the data's address: the receiver may read
  * it from there at any moment until its ACK says it did. */
 #define MPIDI_BIP_REQ_READ 0x2
+/* Send: MPI_Cancel asked its receiver to drop it (a WITHDRAW went). */
+#define MPIDI_BIP_REQ_WITHDRAWN 0x4
 
 /* A peer: its BIP node (the world rank). */
 typedef struct {

@@ -119,9 +119,13 @@ static int named_request(int node, const MPIDI_BIP_ctl_msg_t *m,
 		req = MPIDI_BIP_handle_get(&g->sends, m->ack.sreq);
 		if (!req || req->dev.ch4.netmod.bip.node != node)
 			return MPIDI_BIP_CTL_DROP_HANDLE;
-		/* Only data we let it read can it say it read. */
-		if ((m->ack.flags & MPIDI_BIP_ACK_READ) &&
-		    !(req->dev.ch4.netmod.bip.flags & MPIDI_BIP_REQ_READ))
+		/* Only data we let it read can it say it read, only a send
+		 * we withdrew can it say it dropped. */
+		if (((m->ack.flags & MPIDI_BIP_ACK_READ) &&
+		     !(req->dev.ch4.netmod.bip.flags & MPIDI_BIP_REQ_READ)) ||
+		    ((m->ack.flags & MPIDI_BIP_ACK_WITHDRAWN) &&
+		     !(req->dev.ch4.netmod.bip.flags &
+		       MPIDI_BIP_REQ_WITHDRAWN)))
 			return MPIDI_BIP_CTL_DROP_RANGE;
 		data_sz = req->dev.ch4.netmod.bip.data_sz;
 		break;
@@ -184,6 +188,9 @@ static int dispatch(int node, const void *msg, size_t len)
 		break;
 	case MPIDI_BIP_CTL_ACK:
 		mpi_errno = MPIDI_BIP_send_ack(node, req, &m.ack);
+		break;
+	case MPIDI_BIP_CTL_WITHDRAW:
+		mpi_errno = MPIDI_BIP_recv_withdraw(node, m.ack.sreq);
 		break;
 	case MPIDI_BIP_CTL_AM:
 		mpi_errno = MPIDI_BIP_am_arrived(node, &m.am, payload);

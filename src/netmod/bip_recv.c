@@ -19,10 +19,11 @@
  *   EAGER  the first piece of a message sent whole: into the matching
  *          receive, else into a temporary buffer, as three-way data; its
  *          MORE pieces follow it from that peer with nothing between.
- * An RTS3 that names its data's address (the sender lets us read it,
- * bip_read) is answered at once by reading the data in one copy, then one
- * ACK saying it was read; where BIP cannot read that peer's memory, the
- * ACK asks for the data as above.
+ * An RTS3 or RNDV that names its data's address (the sender lets us read
+ * it, bip_read) is answered, when the ACK would go, by reading the data in
+ * one copy, then one ACK saying it was read; where BIP cannot read that
+ * peer's memory, the ACKs ask for the data as above. A WITHDRAW drops such
+ * an RNDV if no receive took it yet, and an ACK says so.
  */
 #include "mpidimpl.h"
 #include "bip_state.h"
@@ -451,11 +452,15 @@ static int rndv_fragment(MPIR_Request *rreq)
 			       rreq);
 }
 
-/* A receive matched a rendezvous request: the transfer starts. */
+/* A receive matched a rendezvous request: the transfer starts, by one
+ * read of the whole when the sender allows it (addr), else fragment by
+ * fragment. */
 static int rndv_start(MPIR_Request *rreq, int node, uint64_t sreq,
-		      uint64_t data_sz)
+		      uint64_t data_sz, uint64_t addr)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
+	int mpi_errno, err;
+	bool read;
 
 	r->node = node;
 	r->peer = sreq;
@@ -468,6 +473,10 @@ static int rndv_start(MPIR_Request *rreq, int node, uint64_t sreq,
 		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
 					    __func__, __LINE__, MPI_ERR_OTHER,
 					    "**nomem", 0);
+	mpi_errno = read_data(node, sreq, addr, r->data, r->cap,
+			      ack_flags(r, r->cap), &read, &err);
+	if (mpi_errno || read)
+		return mpi_errno ? mpi_errno : rreq_landed(rreq, err);
 	return rndv_fragment(rreq);
 }
 
@@ -503,7 +512,8 @@ static int take_unexp(MPIR_Request *rreq, MPIDI_BIP_unexp_t *u)
 		MPL_free(u->data);
 		break;
 	case MPIDI_BIP_CTL_RNDV:
-		mpi_errno = rndv_start(rreq, u->node, u->sreq, u->data_sz);
+		mpi_errno = rndv_start(rreq, u->node, u->sreq, u->data_sz,
+				       u->addr);
 		break;
 	}
 	MPL_free(u);
@@ -541,7 +551,8 @@ int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts)
 
 	if (rreq) {
 		if (rts->h.type == MPIDI_BIP_CTL_RNDV)
-			return rndv_start(rreq, node, rts->sreq, rts->data_sz);
+			return rndv_start(rreq, node, rts->sreq, rts->data_sz,
+					  rts->addr);
 		/* Three-way, matched: straight into the user buffer. */
 		dst = recv_landing(rreq, rts->data_sz);
 		if (!BIP_REQ(rreq).cap)
@@ -557,10 +568,11 @@ int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts)
 				       rreq_3way_done, rreq);
 	}
 	if (rts->h.type == MPIDI_BIP_CTL_RNDV) {
-		/* The ACK waits for a receive. */
+		/* The ACK, or the read, waits for a receive. */
 		u = unexp_new(node, &rts->h, rts->data_sz, 0);
 		MPIR_ERR_CHKANDJUMP(!u, mpi_errno, MPI_ERR_OTHER, "**nomem");
 		u->sreq = rts->sreq;
+		u->addr = rts->addr;
 		goto fn_exit;
 	}
 	/* Three-way, unexpected: into a temporary buffer, at once. */
@@ -578,6 +590,30 @@ fn_exit:
 	return mpi_errno;
 fn_fail:
 	goto fn_exit;
+}
+
+/* The sender cancels a rendezvous send whose data we could read: if no
+ * receive took its announcement yet, it is dropped and the sender told;
+ * else the receive that took it reads it, or has, and its ACK tells. */
+int MPIDI_BIP_recv_withdraw(int node, uint64_t sreq)
+{
+	MPIDI_BIP_unexp_t *prev = NULL;
+	MPIDI_BIP_ctl_ack_t ack = {
+		.h.type = MPIDI_BIP_CTL_ACK,
+		.sreq = sreq,
+		.flags = MPIDI_BIP_ACK_WITHDRAWN,
+	};
+
+	for (MPIDI_BIP_unexp_t *u = MPIDI_BIP_global.unexp_head; u;
+	     prev = u, u = u->next) {
+		if (u->node != node || u->type != MPIDI_BIP_CTL_RNDV ||
+		    u->sreq != sreq || !u->addr)
+			continue;
+		unexp_unlink(prev, u);
+		MPL_free(u);
+		return MPIDI_BIP_ctl_send(node, &ack, sizeof(ack));
+	}
+	return MPI_SUCCESS;
 }
 
 /* A dead peer: the receives only it could match fail; of what it sent,

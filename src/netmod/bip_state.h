@@ -40,6 +40,7 @@ typedef struct MPIDI_BIP_unexp {
 	bool failed;         /* its sender died before its data came */
 	uint64_t data_sz;
 	uint64_t sreq;       /* RTS3/RNDV: the sender's request */
+	uint64_t addr;       /* RNDV: its data, for us to read (0: ask) */
 	MPIR_Request *rreq;  /* RTS3: receive matched while data still flows */
 	char *data;          /* SHORT: inline below; RTS3: temporary buffer */
 	char inline_data[];
@@ -215,6 +216,7 @@ int MPIDI_BIP_lsends_move(void *arg, const char *from, const char *to);
 int MPIDI_BIP_recv_short(int node, const MPIDI_BIP_ctl_t *ctl,
 			 const void *data);
 int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts);
+int MPIDI_BIP_recv_withdraw(int node, uint64_t sreq);
 int MPIDI_BIP_recv_eager(int node, const MPIDI_BIP_ctl_rts_t *rts,
 			 const void *data);
 int MPIDI_BIP_recv_more(int node, const MPIDI_BIP_ctl_t *more,

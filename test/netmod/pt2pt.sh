@@ -21,6 +21,11 @@ for n in 1 2 4; do
 	mpirun $n "$W/test_pt2pt"
 	passed $n "on $n ranks"
 done
+# (A rank reads its own messages where they lie, so on one rank the
+# rendezvous send cancelled while another was under way is withdrawn.)
+mpirun 1 "$W/test_pt2pt"
+echo "$out" | grep -q "the rendezvous send was cancelled" ||
+	{ echo "FAILED: a withdrawn rendezvous send was not cancelled"; exit 1; }
 
 # counter NAME: every rank's value of a counter printed at finalize.
 counter() {
@@ -107,6 +112,10 @@ then
 		mpirun 2 "$W/test_pt2pt"
 	passed 2 "with single copies"
 	positive "read by us"
+	echo "$out" | grep -q "the rendezvous send was cancelled" || {
+		echo "FAILED: a withdrawn rendezvous send was not cancelled"
+		exit 1
+	}
 	on=$(copies)
 	[ "$on" -gt "$off" ] || { echo "FAILED: $on single copies with" \
 		"BIP_SHM_PULL_MIN=16k, $off with never"; exit 1; }

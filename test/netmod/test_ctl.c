@@ -82,11 +82,8 @@ static void test_decode(void)
 	rts.h.type = MPIDI_BIP_CTL_RNDV;
 	rts.data_sz = MPIDI_BIP_DATA_MAX;
 	memcpy(buf, &rts, sizeof(rts));
-	expect(buf, sizeof(rts), MPIDI_BIP_CTL_DROP_SIZE,
-	       "rendezvous with an address");
-	rts.addr = 0;
-	memcpy(buf, &rts, sizeof(rts));
 	expect(buf, sizeof(rts), 0, "rendezvous of the largest size");
+	rts.addr = 0;
 	rts.data_sz = MPIDI_BIP_DATA_MAX + 1;
 	memcpy(buf, &rts, sizeof(rts));
 	expect(buf, sizeof(rts), MPIDI_BIP_CTL_DROP_SIZE,
@@ -107,9 +104,28 @@ static void test_decode(void)
 	memcpy(buf, &ack, sizeof(ack));
 	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE,
 	       "a failure without a read");
-	ack.flags = 8;
+	ack.flags = MPIDI_BIP_ACK_WITHDRAWN;
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), 0, "a withdrawn announcement dropped");
+	ack.flags = MPIDI_BIP_ACK_WITHDRAWN | MPIDI_BIP_ACK_READ;
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE,
+	       "dropped and read at once");
+	ack.flags = 16;
 	memcpy(buf, &ack, sizeof(ack));
 	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE, "unknown ack flag");
+	ack.h.type = MPIDI_BIP_CTL_WITHDRAW;
+	ack.flags = 0;
+	ack.len = 0;
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), 0, "withdraw");
+	expect(buf, sizeof(ack) + 1, MPIDI_BIP_CTL_DROP_LENGTH,
+	       "withdraw with a tail");
+	ack.len = 5;
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE,
+	       "withdraw of a byte range");
+	ack.h.type = MPIDI_BIP_CTL_ACK;
 	ack.h.type = MPIDI_BIP_CTL_AM_CTS;
 	ack.flags = MPIDI_BIP_ACK_LAST;
 	memcpy(buf, &ack, sizeof(ack));
