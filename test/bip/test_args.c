@@ -3,6 +3,7 @@
  * never aborts). Run on 2 nodes under bip_run; with "noenv", run alone to
  * check that bip_init without a launcher says so.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +214,45 @@ static void expect_wire(bip_ep_t *ep, int node, const char *want,
 	}
 }
 
+/* Reading a node's memory: what it named is read whole; an address outside
+ * its memory fails, and reading from it stops; our own node is read in
+ * place; bad arguments are refused. */
+static void test_read(bip_ep_t *ep)
+{
+	static char mine[5000], got[5000];
+	struct bip_status st;
+	uint64_t addr;
+	int peer = 1 - me;
+
+	EXPECT(bip_read(ep, 7, got, 0, 1), -BIP_ENODE);
+	EXPECT(bip_read(ep, peer, NULL, 0, 1), -BIP_EINVAL);
+	EXPECT(bip_read_min(ep, 7) == SIZE_MAX, 1);
+	EXPECT((int)bip_read_min(ep, me), 1);
+	for (int i = 0; i < (int)sizeof(mine); i++)
+		mine[i] = (char)(i * 7 + me);
+	EXPECT(bip_read(ep, me, got, (uintptr_t)mine, sizeof(mine)), 0);
+	EXPECT(memcmp(got, mine, sizeof(mine)), 0);
+	addr = (uintptr_t)mine;
+	EXPECT(bip_send(ep, peer, &addr, sizeof(addr)), 0);
+	EXPECT(bip_recv(ep, &addr, sizeof(addr), &st), (int)sizeof(addr));
+	if (bip_read_min(ep, peer) == SIZE_MAX) {
+		EXPECT(bip_read(ep, peer, got, addr, sizeof(got)), -BIP_EAGAIN);
+	} else {
+		EXPECT(bip_read(ep, peer, got, addr, sizeof(got)), 0);
+		for (int i = 0; i < (int)sizeof(got); i++)
+			if (got[i] != (char)(i * 7 + peer)) {
+				EXPECT(i, -1);
+				break;
+			}
+		EXPECT(bip_read(ep, peer, got, 0x4141414141414141ull, 64),
+		       -BIP_ESYS);
+		EXPECT(bip_read(ep, peer, got, addr, sizeof(got)), -BIP_EAGAIN);
+	}
+	/* The peer's memory stays until both are done. */
+	EXPECT(bip_send(ep, peer, "r", 1), 0);
+	EXPECT(bip_recv(ep, got, sizeof(got), &st), 1);
+}
+
 int main(int argc, char **argv)
 {
 	static char big[BIP_SMALL_MAX + 1], buf[256], card[BIP_CARD_MAX];
@@ -306,6 +346,7 @@ int main(int argc, char **argv)
 		EXPECT(bip_recv(ep, buf, sizeof(buf), &st), 4);
 	}
 	test_ready(ep);
+	test_read(ep);
 	EXPECT(bip_close(ep), 0);
 	printf("node %d: argument errors: %s\n", me,
 	       failures ? "FAILED" : "ok");

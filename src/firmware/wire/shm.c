@@ -886,7 +886,7 @@ static int cma_copy(struct bipfw_shm *shm, int peer, void *local_buf,
 						     &remote, 1, 0);
 
 		if (n <= 0) {
-			bip_warn("cross-memory %s of node %d failed: %s",
+			bip_warn("cross-memory %s node %d failed: %s",
 				 write ? "write to" : "read from", peer,
 				 n < 0 ? strerror(errno) : "nothing moved");
 			pp->cma = false;
