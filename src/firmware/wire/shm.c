@@ -129,7 +129,7 @@ static const struct bip_knob_def knobs[] = {
 	    "which measured faster for one message at a time here." },
 	  BIP_KNOB_SIZE, 0, SIZE_MAX, NULL,
 	  BIP_KNOB_SIZE_T(struct shm_knobs, cma_min) },
-	{ { "BIP_SHM_PULL_MIN", "size|never", "32k",
+	{ { "BIP_SHM_PULL_MIN", "size|never", "8k",
 	    "Data of at least this size may be read by its receiver from "
 	    "the sender's memory in one copy (cross-memory attach, "
 	    "bip_read): ready-mode long messages, and MPI's three-way "
@@ -137,7 +137,8 @@ static const struct bip_knob_def knobs[] = {
 	    "in flight. A message alone goes by the rings: there both "
 	    "processes copy at once, which finished sooner here; several at "
 	    "once move more per second when each process copies its own "
-	    "once." },
+	    "once (16 KiB windowed: 1.3x with 8k against 32k; 4 KiB the "
+	    "same)." },
 	  BIP_KNOB_SIZE, 0, SIZE_MAX, NULL,
 	  BIP_KNOB_SIZE_T(struct shm_knobs, pull_min) },
 };
