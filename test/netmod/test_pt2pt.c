@@ -302,11 +302,12 @@ static int cancel_test(void)
 
 	/* A rendezvous send (of the smallest size: within one fragment, it
 	 * may be read where it lies) nobody received yet (the receiver posts
-	 * nothing until the barrier): the cancel needs no receive. If it fails (the
-	 * announcement left, so the receiver could be matching it), the
-	 * message must arrive whole and as it was, whatever the sender writes
-	 * into its buffer after MPI_Wait. Another one goes first, so that the
-	 * receiver may read this one where it lies (several under way). */
+	 * nothing until the barrier): the cancel needs no receive. If it
+	 * fails (the announcement left, so the receiver could be matching
+	 * it), the message must arrive whole and as it was, whatever the
+	 * sender writes into its buffer after MPI_Wait. Another one goes
+	 * first, so that the receiver may read this one where it lies
+	 * (several under way). */
 	fill(b, n, rank + 1);
 	MPI_Isend(b, n, MPI_BYTE, right, 77780, MPI_COMM_WORLD, &before);
 	fill(s, n, rank);
