@@ -353,7 +353,9 @@ size_t bipfw_read_min(const struct bipfw *fw, int peer)
 	if (p->state != BIPFW_PEER_LIVE || p->wire == BIPFW_NO_WIRE)
 		return SIZE_MAX;
 	w = &fw->wires[p->wire];
-	return w->cls->pull_min ? w->cls->pull_min(w->ctx, peer) : SIZE_MAX;
+	return w->cls->pull_min && w->cls->dma_read
+		       ? w->cls->pull_min(w->ctx, peer)
+		       : SIZE_MAX;
 }
 
 int bipfw_read(struct bipfw *fw, int peer, void *dst, uint64_t addr,
@@ -365,10 +367,9 @@ int bipfw_read(struct bipfw *fw, int peer, void *dst, uint64_t addr,
 
 	if (p->state != BIPFW_PEER_LIVE || p->wire == BIPFW_NO_WIRE)
 		return -BIP_EPEERGONE;
-	w = &fw->wires[p->wire];
-	if (!w->cls->dma_read || !w->cls->pull_min ||
-	    w->cls->pull_min(w->ctx, peer) == SIZE_MAX)
+	if (bipfw_read_min(fw, peer) == SIZE_MAX)
 		return -BIP_EAGAIN;
+	w = &fw->wires[p->wire];
 	rc = w->cls->dma_read(w->ctx, peer, dst, addr, len);
 	if (!rc)
 		fw->cnt.cma_transfers++;

@@ -214,7 +214,7 @@ static void deliver_verdict(struct bipfw *fw, int src, unsigned slot,
 			 "message %u", src, h->msg_id);
 	if (status == -BIP_ESYS)
 		bip_warn("node %d could not read ready-mode message %u from "
-			 "our memory (BIP_SHM_CMA_MIN=never avoids it)", src,
+			 "our memory (BIP_SHM_PULL_MIN=never avoids it)", src,
 			 h->msg_id);
 	if (s->state == BIPFW_SEND_WAIT_FIN) {
 		bipfw_send_complete(fw, slot, status);
@@ -327,23 +327,22 @@ static void deliver_pull(struct bipfw *fw, int src, struct bipfw_peer *p,
 			 struct bipfw_lrecv *r, const struct bip_pkt_hdr *h,
 			 const void *payload)
 {
-	const struct bipfw_port *w = bipfw_port_of(fw, src);
 	uint64_t addr;
 	int rc;
 
 	if (!r || r->state != BIPFW_LRECV_ACTIVE || r->src != src ||
-	    r->msg_id != h->msg_id || r->received || !w->cls->dma_read) {
+	    r->msg_id != h->msg_id || r->received) {
 		fw->cnt.dropped_bad++;
 		bip_dbg("unexpected pull from node %d (tag %u)", src, h->tag);
 		return;
 	}
 	memcpy(&addr, payload, sizeof(addr));
-	rc = w->cls->dma_read(w->ctx, src, r->buf, addr,
-			      r->total < r->cap ? r->total : r->cap);
+	rc = bipfw_read(fw, src, r->buf, addr,
+			r->total < r->cap ? r->total : r->cap);
+	/* Our side cannot read it (attach refused since): it fails as a
+	 * refused read does. */
 	if (rc)
-		r->status = rc;
-	else
-		fw->cnt.cma_transfers++;
+		r->status = rc == -BIP_EAGAIN ? -BIP_ESYS : rc;
 	r->received = r->total;
 	long_complete(fw, p, r, h->tag);
 }

@@ -340,10 +340,10 @@ int MPIDI_BIP_init_world(void)
 		}
 		MPIDI_BIP_credits_agree(i, (int)theirs[i].credits);
 		(void)bip_peer_chunk(g->ep, i, &chunk);
-		g->peers[i].eager_max = g->eager_limit;
 		g->peers[i].piece = eager_piece(chunk);
-		/* BIP reads both ways or neither (Yama lets both processes
-		 * be read, or neither): what we can read of it, it can of us. */
+		/* Each side tested at connect that it can read the other,
+		 * and both allow it when the knob is on: what we can read of
+		 * it, it can read of us. */
 		g->peers[i].read_min = bip_read_min(g->ep, i);
 	}
 fn_exit:

@@ -100,7 +100,7 @@ static bool eager_fits(const MPIDI_BIP_peer_t *p, size_t data_sz)
 	size_t more = p->piece - sizeof(MPIDI_BIP_ctl_t);
 	size_t pieces;
 
-	if (data_sz > p->eager_max || p->head)
+	if (data_sz > MPIDI_BIP_global.eager_limit || p->head)
 		return false;
 	pieces = data_sz <= first ? 1 : 1 + (data_sz - first + more - 1) / more;
 	return (size_t)p->credits > pieces;
@@ -357,20 +357,20 @@ int MPIDI_BIP_cancel_send(MPIR_Request *sreq)
 		mpi_errno = send_complete(sreq);
 		goto fn_exit;
 	}
-	if ((r->flags & MPIDI_BIP_REQ_READ) && r->proto == MPIDI_BIP_PROTO_RNDV &&
-	    !(r->flags & MPIDI_BIP_REQ_WITHDRAWN)) {
+	if (r->flags & MPIDI_BIP_REQ_READ) {
 		MPIDI_BIP_ctl_ack_t withdraw = {
 			.h.type = MPIDI_BIP_CTL_WITHDRAW,
 			.sreq = r->handle,
 		};
 
+		if (r->proto != MPIDI_BIP_PROTO_RNDV ||
+		    (r->flags & MPIDI_BIP_REQ_WITHDRAWN))
+			goto fn_exit;
 		r->flags |= MPIDI_BIP_REQ_WITHDRAWN;
 		mpi_errno = MPIDI_BIP_ctl_send(r->node, &withdraw,
 					       sizeof(withdraw));
 		goto fn_exit;
 	}
-	if (r->flags & MPIDI_BIP_REQ_READ)
-		goto fn_exit;
 	if (r->data_sz && !r->pack) {
 		copy = MPL_malloc(r->data_sz, MPL_MEM_BUFFER);
 		MPIR_ERR_CHKANDJUMP(!copy, mpi_errno, MPI_ERR_OTHER, "**nomem");

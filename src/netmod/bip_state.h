@@ -90,7 +90,6 @@ typedef struct {
 	int owed;             /* B(i<-j): consumed, credits not yet returned */
 	bool credits_due;     /* a credits-only message waits for a send slot */
 	uint64_t rts3_max;    /* the largest three-way message it sends */
-	size_t eager_max;     /* the largest we send it eagerly, 0: none */
 	size_t piece;         /* bytes of each eager piece, header included */
 	size_t read_min;      /* it may read our data from this size (BIP) */
 	unsigned long_sends;  /* our three-way and rendezvous sends to it
@@ -123,7 +122,7 @@ typedef struct {
 	/* limits, from the CVARs at init */
 	size_t short_limit;             /* largest SHORT payload */
 	size_t rndv_threshold;          /* smallest rendezvous message */
-	size_t eager_limit;             /* largest eager one, other hosts */
+	size_t eager_limit;             /* largest eager one */
 	size_t fragment;                /* rendezvous fragment */
 	int accept;                     /* credits we can take from a peer */
 	unsigned sfifo_limit, rfifo_limit;
