@@ -267,7 +267,7 @@ struct bip_wire_desc {
 	const char *scope; /* "this host" or "any host" */
 	int lossy;         /* 1 if it may lose packets (BIP then retransmits) */
 	int usable;        /* 0 if it works here, else a negative code */
-	char state[160];   /* what it can do here, or why it cannot */
+	char state[256];   /* what it can do here, or why it cannot */
 };
 
 /* The i-th wire, 0 (filled in) or -BIP_ENODE past the last. */

@@ -25,6 +25,24 @@ echo "$out" | grep -q "(wire protocol $v)" ||
 # host (bip_run's process mapping) shm, or what BIP_WIRE forces.
 echo "$out" | grep -q '^  shm   reaches this host' ||
 	{ echo "FAILED: bip_info lists no shm wire"; exit 1; }
+# The shm rings a process holds stay bounded as its host's nodes grow
+# (8 MiB shared by the peers, at least two packets each), and the knob
+# sets them.
+mib() { echo "$1" | sed -n "s/.* KiB at $2[^(]*(\([0-9.]*\) MiB a process).*/\1/p"; }
+shm=$(echo "$out" | grep '^  shm ')
+echo "$shm" | grep -q ' 1024 KiB at 2 nodes a host' ||
+	{ echo "FAILED: not 1 MiB rings with 2 nodes a host: $shm"; exit 1; }
+awk -v a="$(mib "$shm" 32)" -v b="$(mib "$shm" 128)" \
+	'BEGIN { exit !(a > 0 && a <= 8.5 && b > 0 && b <= 16.5) }' ||
+	{ echo "FAILED: rings of a process at 32 / 128 nodes: $shm"; exit 1; }
+BIP_SHM_RING_SIZE=256k "$top_builddir/bip_info" | grep '^  shm ' |
+	grep -q ' 256 KiB at 2 nodes a host' ||
+	{ echo "FAILED: BIP_SHM_RING_SIZE=256k not taken"; exit 1; }
+for bad in 3k 96k 1g5; do
+	BIP_SHM_RING_SIZE=$bad "$top_builddir/bip_info" 2>&1 |
+		grep -q "BIP_SHM_RING_SIZE=" ||
+		{ echo "FAILED: BIP_SHM_RING_SIZE=$bad not refused by name"; exit 1; }
+done
 # The memory for N peers follows the knobs: a bigger window costs more.
 mem() { "$top_builddir/bip_info" |
 	sed -n 's/.* \([0-9.]*\) MiB for 1000 peers.*/\1/p'; }

@@ -2,7 +2,7 @@
  * fuzz_shm.c - libFuzzer harness for the shm wire's reading of what other
  * processes wrote: a peer's segment (header copied and checked by
  * bipfw_shm_attach, then written into as the ring's producer), and our own
- * inbound ring (slot stamps, headers) as a peer filled it. The segment is
+ * inbound ring (record stamps, pads, headers) as a peer filled it. The segment is
  * a heap buffer of exactly the fuzzer's size, so any access outside it is
  * caught. Built with -DFUZZ_SEEDS instead, it writes seeds: segments and
  * rings laid out as a real peer lays them out.
@@ -22,18 +22,18 @@
 #define KEY 0x5eedull
 #define SECRET 0x5ec2e7ull
 #define PKT 4096
-#define SLOTS 4
+#define RING "16k" /* the least for PKT: two packets, rounded up */
+#define SLOTS 4       /* packets a harness run sends or reads */
 
 static const struct bipfw_wire_params params = {
 	.node = 0, .nnodes = 2, .local_nodes = 2, .job_key = KEY,
 	.secret = SECRET, .packet_size = PKT,
 };
 
-/* Open with rings of SLOTS packets (the class reads its knobs). */
+/* Open with the smallest rings (the class reads its knobs). */
 static int shm_open(const struct bipfw_wire_params *p, struct bipfw_shm **s)
 {
-	setenv("BIP_SHM_RING_SLOTS", "4", 1);
-	_Static_assert(SLOTS == 4, "BIP_SHM_RING_SLOTS above is SLOTS");
+	setenv("BIP_SHM_RING_SIZE", RING, 1);
 	return bipfw_shm_open(p, s);
 }
 
@@ -194,24 +194,41 @@ int main(int argc, char **argv)
 		memcpy(img + 28, &(int32_t){ 4242 }, 4);
 		save(argv[1], "segment", img, (size_t)n, 1);
 		save(argv[1], "segment-cut", img, 4096, 1);
+		/* The tail of our ring off its lines, near the end (once
+		 * made the producer stamp a pad past the ring). */
+		{
+			uint64_t ring, tail;
+
+			memcpy(&ring, img + 56, 8);
+			tail = ring - 10;
+			memcpy(img + 4096, &tail, 8);
+			save(argv[1], "segment-odd-tail", img, (size_t)n, 1);
+			tail = 0;
+			memcpy(img + 4096, &tail, 8);
+		}
 		if (bipfw_shm_attach(a, 1, 4242, img, (size_t)n)) {
 			fprintf(stderr, "a real segment refused\n");
 			return 1;
 		}
 		/* Rings are masked, so a length that is not a power of two
-		 * (the header's nslots, ring_size consistent with it) is
-		 * refused. */
+		 * is refused, and so is one too short for two packets. */
 		{
-			uint32_t slot, three = 3;
 			uint64_t ring;
 
-			memcpy(&slot, img + 40, 4);
-			ring = 128 + (uint64_t)slot * three;
-			memcpy(img + 44, &three, 4);
+			memcpy(&ring, img + 56, 8);
+			ring = ring / 4 * 3;
 			memcpy(img + 56, &ring, 8);
 			if (bipfw_shm_attach(a, 1, 4242, img, (size_t)n) !=
 			    -BIP_ECARD) {
-				fprintf(stderr, "a ring of 3 slots taken\n");
+				fprintf(stderr, "a ring of 3/4 taken\n");
+				return 1;
+			}
+			ring = ring / 3;
+			memcpy(img + 56, &ring, 8);
+			if (bipfw_shm_attach(a, 1, 4242, img, (size_t)n) !=
+			    -BIP_ECARD) {
+				fprintf(stderr, "a ring under two packets "
+						"taken\n");
 				return 1;
 			}
 		}
@@ -220,15 +237,17 @@ int main(int argc, char **argv)
 	/* Our ring with packets node 1 put there: connect the two, send. */
 	{
 		char card[256];
-		struct bip_pkt_hdr h = { .len = 100, .type = BIP_PKT_SMALL };
+		struct bip_pkt_hdr h = { .type = BIP_PKT_SMALL };
 		static uint8_t data[PKT];
 
 		bipfw_shm_card(a, card, sizeof(card));
 		if (bipfw_shm_connect(b, 0, card))
 			return 1;
 		ring = bipfw_shm_inbound(a, 1, &len);
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < 4; i++) {
+			h.len = i & 1 ? PKT : 100;
 			shm_send(b, 0, &h, data, h.len);
+		}
 		save(argv[1], "ring", ring, len, 0);
 	}
 	bipfw_shm_close(b);

@@ -33,14 +33,19 @@
 #include "shm.h"
 
 #define SEG_MAGIC 0x3170696273686d31ull /* "1mhsbip1" */
-#define SEG_VERSION 1
+#define SEG_VERSION 2
 #define CACHELINE 64
+/* Records start on 128-byte boundaries: a header and the first payload
+ * line form the pair of lines the hardware fetches together. */
+#define RECORD_ALIGN (2 * CACHELINE)
 
 #define RING_OFF 4096 /* the rings start on the second page */
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14; older C libraries lack it */
 #endif
-#define RING_SLOTS_MAX 65536
+#define RING_MAX (1ull << 30)
+#define RING_AUTO_MAX (1u << 20)   /* auto: what 2 to 9 nodes of a host get */
+#define RING_AUTO_TOTAL (8u << 20) /* auto: all inbound rings of a process */
 
 /*
  * What the owner writes once, before any peer can know the segment's name.
@@ -55,9 +60,9 @@ struct seg_info {
 	int32_t node;
 	int32_t pid;
 	uint64_t self_addr; /* where the owner mapped it: CMA probe target */
-	uint32_t slot_size;
-	uint32_t nslots;
-	uint64_t ring_off, ring_size;
+	uint32_t packet_size;
+	uint32_t reserved;
+	uint64_t ring_off, ring_size; /* ring_size: bytes of records */
 };
 
 /* Segment header; the rings follow at RING_OFF. */
@@ -77,29 +82,57 @@ enum sleep { AWAKE, SLEEP_FUTEX, SLEEP_POLL };
 _Static_assert(sizeof(struct seg_hdr) <= RING_OFF, "header fits its page");
 
 /*
- * A ring of fixed-size slots, each a packet header and its payload. The
- * producer writes the payload, the header, and last the header's link word
- * (the slot stamp: ring position + 1); the consumer polls the stamp of the
- * next slot, so a small message crosses cores in the lines it occupies and
- * no separate head counter. The consumer's tail sits on its own line and is
- * read by the producer only when the ring looks full.
+ * A ring of records, one after the other: a packet header and its payload
+ * rounded up to RECORD_ALIGN, so a small message takes two lines and the
+ * next one follows on the same page. Positions count bytes
+ * and only grow; a record never wraps: one that would cross the end of the
+ * ring goes to its start, behind a pad record that fills the rest.
+ *
+ * The producer writes the payload, the header, and last the header's link
+ * word, the record's stamp: its position + 1 (a pad's also has STAMP_PAD),
+ * mixed with the ring's key. The consumer polls the stamp at its tail, so
+ * a small message crosses cores in the lines it occupies and no separate
+ * head counter. The key, drawn from the job's key, keeps bytes left by
+ * an earlier lap (a payload where a header now starts) from ever passing
+ * for a stamp. The consumer's tail sits on its own line and is read by the
+ * producer only when the ring looks full.
  */
 struct ring {
 	_Alignas(2 * CACHELINE) _Atomic uint64_t tail; /* consumer */
-	_Alignas(2 * CACHELINE) uint8_t slots[];
+	_Alignas(2 * CACHELINE) uint8_t data[];
 };
 
-static _Atomic uint64_t *slot_stamp(uint8_t *slot)
+#define STAMP_PAD (1ull << 63)
+
+static _Atomic uint64_t *stamp_at(uint8_t *rec)
 {
-	return (_Atomic uint64_t *)(slot + offsetof(struct bip_pkt_hdr, link));
+	return (_Atomic uint64_t *)(rec + offsetof(struct bip_pkt_hdr, link));
+}
+
+/* A record of len payload bytes. */
+static size_t record_bytes(size_t len)
+{
+	return (sizeof(struct bip_pkt_hdr) + len + RECORD_ALIGN - 1) &
+	       ~(size_t)(RECORD_ALIGN - 1);
+}
+
+/* The smallest ring that always takes a full packet once empty: a record
+ * that must go behind a pad starts at rec - RECORD_ALIGN or later. */
+static uint64_t ring_min(size_t packet_size)
+{
+	uint64_t need = 2 * record_bytes(packet_size) - RECORD_ALIGN, r = 1;
+
+	while (r < need)
+		r <<= 1;
+	return r;
 }
 
 struct shm_peer {
 	struct seg_hdr *seg; /* the peer's segment, mapped */
 	size_t size;
 	struct ring *out;    /* our ring inside it */
-	uint32_t nslots;     /* its geometry, from the checked copy */
-	uint32_t slot_size;
+	uint64_t mask;       /* its size - 1, from the checked copy */
+	uint64_t key;        /* its stamps' key */
 	uint64_t head;       /* our next write position in out */
 	uint64_t tail_seen;  /* last tail read from out */
 	pid_t pid;
@@ -111,17 +144,21 @@ struct shm_peer {
 
 /* The class's knobs. */
 struct shm_knobs {
-	unsigned ring_slots; /* slots per inbound ring */
+	size_t ring_size;    /* bytes per inbound ring; 0: by node count */
 	size_t cma_min;      /* long messages of at least this size go by
 			      * cross-memory attach (SIZE_MAX: never) */
 	size_t pull_min;     /* ready-mode ones, read by the receiver */
 };
 
 static const struct bip_knob_def knobs[] = {
-	{ { "BIP_SHM_RING_SLOTS", "power of 2", "32",
-	    "Packets each shared-memory ring holds (one ring per peer)." },
-	  BIP_KNOB_POW2, 2, 65536, NULL,
-	  BIP_KNOB_UINT(struct shm_knobs, ring_slots) },
+	{ { "BIP_SHM_RING_SIZE", "size (power of 2)|0", "0",
+	    "Bytes of each inbound shared-memory ring (one per peer on the "
+	    "host; a message takes its size + 64 bytes, rounded up to "
+	    "128). At least two packets. 0: 1 MiB while the host has "
+	    "at most 9 nodes, then 8 MiB shared by the peers, so that a "
+	    "process's rings stay bounded as nodes grow." },
+	  BIP_KNOB_SIZE, 0, RING_MAX, NULL,
+	  BIP_KNOB_SIZE_T(struct shm_knobs, ring_size) },
 	{ { "BIP_SHM_CMA_MIN", "size|never", "never",
 	    "Announced long messages (raw BIP's bip_lsend) of at least this "
 	    "size are written by the sender into the receiver's buffer in "
@@ -150,7 +187,10 @@ struct bipfw_shm {
 	struct shm_knobs k;
 	struct seg_hdr *self;
 	size_t size;
-	uint32_t slot_size;
+	uint64_t ring_size;  /* bytes of records in each inbound ring */
+	uint64_t ring_key;   /* their stamps' key */
+	struct bip_pkt_hdr rx_hdr; /* copy of the header peek shows */
+	size_t rx_len;       /* bytes of the record peek shows */
 	struct shm_peer *peers;
 	struct ring **in; /* our inbound rings, by source (NULL for self) */
 	uint64_t *tails;  /* consumer positions of our inbound rings */
@@ -174,9 +214,48 @@ static struct ring *ring_at(void *seg, int owner, size_t ring_size, int src)
 			       (size_t)idx * ring_size);
 }
 
-static size_t ring_bytes(uint32_t slot_size, uint32_t nslots)
+static size_t ring_bytes(uint64_t ring_size)
 {
-	return sizeof(struct ring) + (size_t)slot_size * nslots;
+	return sizeof(struct ring) + (size_t)ring_size;
+}
+
+/* The stamps' key of the rings in node's segment: both ends derive it
+ * from the job's key, neither reads it from shared memory. It guards
+ * against chance, not against the job's own processes, which can write
+ * the ring anyway. */
+static uint64_t ring_key(const struct bipfw_shm *shm, int node)
+{
+	const uint64_t key[2] = { shm->p.job_key, 0x72696e676b6579ull };
+	uint8_t msg[8] = { 'r', 'i', 'n', 'g' };
+	uint32_t n = (uint32_t)node;
+
+	memcpy(msg + 4, &n, sizeof(n));
+	/* Never 1 or STAMP_PAD | 1: a ring of zeros shows no record. */
+	return bipfw_siphash(key, msg, sizeof(msg)) | 2;
+}
+
+/* Bytes per inbound ring with local_nodes on the host: the knob's, or
+ * RING_AUTO_TOTAL shared by the peers within [ring_min, RING_AUTO_MAX].
+ * 0 if the knob is unusable. */
+static uint64_t ring_size_for(const struct shm_knobs *k, size_t packet_size,
+			      int local_nodes)
+{
+	uint64_t min = ring_min(packet_size), r = k->ring_size;
+	uint64_t peers = local_nodes > 1 ? (uint64_t)local_nodes - 1 : 1;
+
+	if (r) {
+		if ((r & (r - 1)) || r < min) {
+			bip_err("invalid knob BIP_SHM_RING_SIZE=%" PRIu64
+				": expected a power of two of at least %" PRIu64
+				" (two packets of BIP_PACKET_SIZE), or 0",
+				r, min);
+			return 0;
+		}
+		return r;
+	}
+	for (r = RING_AUTO_MAX; r > min && r * peers > RING_AUTO_TOTAL;)
+		r >>= 1;
+	return r < min ? min : r;
 }
 
 void bipfw_shm_name(char *buf, size_t len, uint64_t secret, uint64_t job_key,
@@ -449,12 +528,14 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 	rc = bip_knob_table_load(&shm_knobs, &shm->k);
 	if (rc)
 		goto fail;
-	/* Slots on 128-byte boundaries: a header and the first payload line
-	 * form the pair of lines the hardware fetches together. */
-	shm->slot_size = (uint32_t)((sizeof(struct bip_pkt_hdr) +
-				     params->packet_size + 2 * CACHELINE - 1) &
-				    ~(size_t)(2 * CACHELINE - 1));
-	ring_size = ring_bytes(shm->slot_size, shm->k.ring_slots);
+	shm->ring_size = ring_size_for(&shm->k, params->packet_size,
+				       params->local_nodes);
+	if (!shm->ring_size) {
+		rc = -BIP_EINVAL;
+		goto fail;
+	}
+	shm->ring_key = ring_key(shm, params->node);
+	ring_size = ring_bytes(shm->ring_size);
 	shm->size = RING_OFF + ring_size * (size_t)(n - 1);
 	shm->peers = calloc((size_t)n, sizeof(*shm->peers));
 	shm->tails = calloc((size_t)n, sizeof(*shm->tails));
@@ -481,10 +562,9 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 	h->node = params->node;
 	h->pid = getpid();
 	h->self_addr = (uint64_t)(uintptr_t)h;
-	h->slot_size = shm->slot_size;
-	h->nslots = shm->k.ring_slots;
+	h->packet_size = (uint32_t)params->packet_size;
 	h->ring_off = RING_OFF;
-	h->ring_size = ring_size;
+	h->ring_size = shm->ring_size;
 	for (int src = 0; src < n; src++)
 		if (src != params->node)
 			shm->in[src] = ring_at(shm->self, params->node,
@@ -612,17 +692,17 @@ static int seg_info_check(const struct bipfw_shm *shm, int peer, int pid,
 		bip_err("node %d's segment does not belong to this job", peer);
 		return -BIP_ECARD;
 	}
-	/* The packet size is agreed (card), so the slot size is ours; the
-	 * ring length is the owner's choice within the knob's range (a power
-	 * of two: positions are masked, never divided, on the hot path). */
-	if (h->slot_size != shm->slot_size || h->nslots < 2 ||
-	    h->nslots > RING_SLOTS_MAX || (h->nslots & (h->nslots - 1)) ||
-	    h->ring_off != RING_OFF ||
-	    h->ring_size != ring_bytes(h->slot_size, h->nslots) ||
-	    size < RING_OFF || (size - RING_OFF) / rings < h->ring_size) {
-		bip_err("node %d's segment has a malformed geometry (slots %u "
-			"of %u bytes in %zu bytes)",
-			peer, h->nslots, h->slot_size, size);
+	/* The packet size is agreed (card); the ring length is the owner's
+	 * choice within the knob's range (a power of two: positions are
+	 * masked, never divided, on the hot path). */
+	if (h->packet_size != shm->p.packet_size ||
+	    h->ring_size < ring_min(shm->p.packet_size) ||
+	    h->ring_size > RING_MAX || (h->ring_size & (h->ring_size - 1)) ||
+	    h->ring_off != RING_OFF || size < RING_OFF ||
+	    (size - RING_OFF) / rings < ring_bytes(h->ring_size)) {
+		bip_err("node %d's segment has a malformed geometry (rings of "
+			"%" PRIu64 " bytes for packets of %u in %zu bytes)",
+			peer, h->ring_size, h->packet_size, size);
 		return -BIP_ECARD;
 	}
 	return 0;
@@ -653,10 +733,12 @@ int bipfw_shm_attach(struct bipfw_shm *shm, int peer, int pid, void *seg,
 	pp->seg = seg;
 	pp->size = size;
 	pp->pid = h.pid;
-	pp->nslots = h.nslots;
-	pp->slot_size = h.slot_size;
-	pp->out = ring_at(seg, peer, h.ring_size, shm->p.node);
-	pp->head = pp->tail_seen = atomic_load(&pp->out->tail);
+	pp->mask = h.ring_size - 1;
+	pp->key = ring_key(shm, peer);
+	pp->out = ring_at(seg, peer, ring_bytes(h.ring_size), shm->p.node);
+	/* Records start on their boundaries, whatever the peer wrote. */
+	pp->head = pp->tail_seen =
+		atomic_load(&pp->out->tail) & ~(uint64_t)(RECORD_ALIGN - 1);
 	pp->cma = cma_wanted(shm) && cma_works(pp, h.self_addr);
 	return 0;
 }
@@ -705,10 +787,10 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 	rc = bipfw_shm_attach(shm, peer, c.pid, seg, size);
 	if (!rc)
 		rc = reserve_ring(fd, seg, pp->out,
-				  ring_bytes(pp->slot_size, pp->nslots), peer);
+				  ring_bytes(pp->mask + 1), peer);
 	if (!rc)
 		rc = reserve_ring(shm->fd, shm->self, shm->in[peer],
-				  ring_bytes(shm->slot_size, shm->k.ring_slots),
+				  ring_bytes(shm->ring_size),
 				  peer);
 	close(fd);
 	if (rc) {
@@ -762,7 +844,7 @@ void bipfw_shm_close(struct bipfw_shm *shm)
 
 void *bipfw_shm_inbound(struct bipfw_shm *shm, int src, size_t *len_p)
 {
-	*len_p = ring_bytes(shm->slot_size, shm->k.ring_slots);
+	*len_p = ring_bytes(shm->ring_size);
 	shm->tails[src] = 0;
 	poll_ring(shm, src);
 	return shm->in[src];
@@ -770,26 +852,35 @@ void *bipfw_shm_inbound(struct bipfw_shm *shm, int src, size_t *len_p)
 
 /* --- wire operations ---------------------------------------------------- */
 
-/* The next slot of our ring in the peer's segment, if it has room. */
+/* Room for a record of len payload bytes in our ring in the peer's
+ * segment, behind a pad if it would cross the end. The tail comes from the
+ * peer: whatever it says, we write only inside the ring. */
 static struct bip_pkt_hdr *shm_reserve(void *ctx, int peer, size_t len)
 {
 	struct shm_peer *pp = &((struct bipfw_shm *)ctx)->peers[peer];
+	uint64_t size = pp->mask + 1, at = pp->head & pp->mask;
+	uint64_t rec = record_bytes(len);
+	uint64_t pad = at + rec > size ? size - at : 0;
 
-	(void)len; /* every slot holds a header and a full packet */
 	if (!pp->seg)
 		return NULL;
-	if (pp->head - pp->tail_seen >= pp->nslots) {
+	if (pp->head + pad + rec - pp->tail_seen > size) {
 		pp->tail_seen = atomic_load_explicit(&pp->out->tail,
 						     memory_order_acquire);
-		if (pp->head - pp->tail_seen >= pp->nslots)
+		if (pp->head + pad + rec - pp->tail_seen > size)
 			return NULL;
 	}
-	return (struct bip_pkt_hdr *)(pp->out->slots +
-				      (pp->head & (pp->nslots - 1)) *
-					      pp->slot_size);
+	if (pad) {
+		atomic_store_explicit(stamp_at(pp->out->data + at),
+				      ((pp->head + 1) | STAMP_PAD) ^ pp->key,
+				      memory_order_release);
+		pp->head += pad;
+		at = 0;
+	}
+	return (struct bip_pkt_hdr *)(pp->out->data + at);
 }
 
-/* The slot is written: its stamp makes it visible to the consumer. */
+/* The record is written: its stamp makes it visible to the consumer. */
 static void shm_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
 		       size_t len)
 {
@@ -797,8 +888,9 @@ static void shm_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
 	struct shm_peer *pp = &shm->peers[peer];
 	struct seg_hdr *s = pp->seg;
 
-	atomic_store_explicit(slot_stamp((uint8_t *)pkt), ++pp->head,
+	atomic_store_explicit(stamp_at((uint8_t *)pkt), (pp->head + 1) ^ pp->key,
 			      memory_order_release);
+	pp->head += record_bytes(len);
 	/* Pairs with the fence in shm_wait and shm_wait_fd: either it sees
 	 * our packet or we see it asleep and ring. */
 	atomic_thread_fence(memory_order_seq_cst);
@@ -813,17 +905,24 @@ static void shm_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
 	}
 }
 
-/* Our own geometry, from our private copy: peers can write our header. */
-static uint8_t *next_slot(struct bipfw_shm *shm, int src)
+/* The stamp at the tail of our ring from src: 0 nothing yet, 1 a record,
+ * -1 a pad. Our own geometry, from our private copy: peers can write our
+ * header. */
+static int ring_state(struct bipfw_shm *shm, int src)
 {
-	return shm->in[src]->slots +
-	       (shm->tails[src] & (shm->k.ring_slots - 1)) * shm->slot_size;
+	uint64_t t = shm->tails[src];
+	uint64_t stamp = atomic_load_explicit(
+		stamp_at(shm->in[src]->data + (t & (shm->ring_size - 1))),
+		memory_order_acquire);
+
+	if (stamp == ((t + 1) ^ shm->ring_key))
+		return 1;
+	return stamp == (((t + 1) | STAMP_PAD) ^ shm->ring_key) ? -1 : 0;
 }
 
 static bool ring_ready(struct bipfw_shm *shm, int src)
 {
-	return atomic_load_explicit(slot_stamp(next_slot(shm, src)),
-				    memory_order_acquire) == shm->tails[src] + 1;
+	return ring_state(shm, src) != 0;
 }
 
 static bool any_ready(struct bipfw_shm *shm)
@@ -834,8 +933,18 @@ static bool any_ready(struct bipfw_shm *shm)
 	return false;
 }
 
+static void ring_advance(struct bipfw_shm *shm, int src, uint64_t len)
+{
+	shm->tails[src] += len;
+	atomic_store_explicit(&shm->in[src]->tail, shm->tails[src],
+			      memory_order_release);
+}
+
 /* Look at every inbound ring once, from rx_next on (round-robin). This is
- * the idle loop's hot path: no division, precomputed ring pointers. */
+ * the idle loop's hot path: no division, precomputed ring pointers. The
+ * header shown is our copy; the record's length comes from that copy,
+ * bounded by the end of the ring (a peer that lies about it loses its own
+ * packets, never makes us read past the ring). */
 static int shm_peek(void *ctx, const void **hdr,
 		    const void **payload, size_t *avail)
 {
@@ -843,15 +952,28 @@ static int shm_peek(void *ctx, const void **hdr,
 	int n = shm->nsrcs, i = shm->rx_next;
 
 	for (int k = 0; k < n; k++, i = i + 1 == n ? 0 : i + 1) {
-		int src = shm->srcs[i];
-		uint8_t *slot;
+		int src = shm->srcs[i], state;
+		uint64_t at, room;
+		size_t len;
+		uint8_t *rec;
 
-		if (!ring_ready(shm, src))
+		while ((state = ring_state(shm, src)) < 0)
+			ring_advance(shm, src,
+				     shm->ring_size - (shm->tails[src] &
+						       (shm->ring_size - 1)));
+		if (!state)
 			continue;
-		slot = next_slot(shm, src);
-		*hdr = slot;
-		*payload = slot + sizeof(struct bip_pkt_hdr);
-		*avail = shm->p.packet_size; /* a slot holds a full packet */
+		at = shm->tails[src] & (shm->ring_size - 1);
+		rec = shm->in[src]->data + at;
+		memcpy(&shm->rx_hdr, rec, sizeof(shm->rx_hdr));
+		room = shm->ring_size - at - sizeof(struct bip_pkt_hdr);
+		len = shm->rx_hdr.flags & BIP_PKTF_INLINE ? 0 : shm->rx_hdr.len;
+		if (len > room)
+			len = (size_t)room;
+		shm->rx_len = record_bytes(len);
+		*hdr = &shm->rx_hdr;
+		*payload = rec + sizeof(struct bip_pkt_hdr);
+		*avail = len < shm->p.packet_size ? len : shm->p.packet_size;
 		shm->rx_cur = i;
 		return 0;
 	}
@@ -861,10 +983,9 @@ static int shm_peek(void *ctx, const void **hdr,
 static void shm_release(void *ctx)
 {
 	struct bipfw_shm *shm = ctx;
-	int i = shm->rx_cur, src = shm->srcs[i];
+	int i = shm->rx_cur;
 
-	atomic_store_explicit(&shm->in[src]->tail, ++shm->tails[src],
-			      memory_order_release);
+	ring_advance(shm, shm->srcs[i], shm->rx_len);
 	shm->rx_next = i + 1 == shm->nsrcs ? 0 : i + 1;
 }
 
@@ -1019,18 +1140,44 @@ static int cma_probe(void)
 	return rc;
 }
 
+/* What the rings of one process take (sparse until a peer of the host
+ * connects), with a host of n nodes. */
+static int rings_text(const struct shm_knobs *k, size_t packet_size, int n,
+		      char *buf, size_t len)
+{
+	uint64_t r = ring_size_for(k, packet_size, n);
+
+	return snprintf(buf, len, "%s%" PRIu64 " KiB at %d%s (%.2f MiB a "
+			"process)", n == 2 ? "" : ", ", r >> 10, n,
+			n == 2 ? " nodes a host" : "",
+			(double)(ring_bytes(r) * (uint64_t)(n - 1) + RING_OFF) /
+				(1 << 20));
+}
+
 static int shm_probe(size_t packet_size, char *state, size_t len)
 {
-	int cma = cma_probe();
+	static const int hosts[] = { 2, 32, 128 };
+	struct shm_knobs k;
+	int cma = cma_probe(), n;
 
-	(void)packet_size; /* ring slots are sized at open */
+	if (bip_knob_table_load(&shm_knobs, &k) ||
+	    !ring_size_for(&k, packet_size, 2)) {
+		snprintf(state, len, "a knob is invalid (BIP_LOG=error says "
+				     "which)");
+		return -BIP_EINVAL;
+	}
 	if (cma)
-		snprintf(state, len,
-			 "cross-memory attach unavailable (%s): long messages "
-			 "use the rings",
-			 strerror(-cma));
+		n = snprintf(state, len,
+			     "cross-memory attach unavailable (%s): long "
+			     "messages use the rings",
+			     strerror(-cma));
 	else
-		snprintf(state, len, "cross-memory attach available");
+		n = snprintf(state, len, "cross-memory attach available");
+	n += snprintf(state + n, len > (size_t)n ? len - (size_t)n : 0,
+		      "; rings per peer (BIP_SHM_RING_SIZE) ");
+	for (unsigned i = 0; i < 3; i++)
+		n += rings_text(&k, packet_size, hosts[i], state + n,
+				len > (size_t)n ? len - (size_t)n : 0);
 	return 0;
 }
 
