@@ -230,7 +230,9 @@ static uint64_t ring_key(const struct bipfw_shm *shm, int node)
 	uint32_t n = (uint32_t)node;
 
 	memcpy(msg + 4, &n, sizeof(n));
-	/* Never 1 or STAMP_PAD | 1: a ring of zeros shows no record. */
+	/* Bit 1 set: a position + 1 has it clear (positions are multiples
+	 * of RECORD_ALIGN), so no stamp is 0 and a ring of zeros shows no
+	 * record. */
 	return bipfw_siphash(key, msg, sizeof(msg)) | 2;
 }
 
