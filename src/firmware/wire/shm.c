@@ -61,7 +61,7 @@ struct seg_info {
 	int32_t pid;
 	uint64_t self_addr; /* where the owner mapped it: CMA probe target */
 	uint32_t packet_size;
-	uint32_t reserved;
+	uint32_t reserved; /* 0; keeps what follows aligned */
 	uint64_t ring_off, ring_size; /* ring_size: bytes of records */
 };
 
@@ -206,14 +206,15 @@ struct bipfw_shm {
 
 /* The ring for packets from src in the segment of owner, whose ring size
  * is known privately (never read back from the segment). */
-static struct ring *ring_at(void *seg, int owner, size_t ring_size, int src)
+static struct ring *ring_at(void *seg, int owner, size_t stride, int src)
 {
 	int idx = src < owner ? src : src - 1;
 
 	return (struct ring *)((uint8_t *)seg + RING_OFF +
-			       (size_t)idx * ring_size);
+			       (size_t)idx * stride);
 }
 
+/* A ring's whole span in its segment: the tail's line and the records. */
 static size_t ring_bytes(uint64_t ring_size)
 {
 	return sizeof(struct ring) + (size_t)ring_size;
@@ -512,7 +513,7 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 {
 	struct bipfw_shm *shm;
 	struct seg_info *h;
-	size_t ring_size;
+	size_t stride; /* from one ring to the next */
 	char name[BIPFW_SHM_NAME_MAX];
 	int rc, n = params->nnodes;
 
@@ -537,8 +538,8 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 		goto fail;
 	}
 	shm->ring_key = ring_key(shm, params->node);
-	ring_size = ring_bytes(shm->ring_size);
-	shm->size = RING_OFF + ring_size * (size_t)(n - 1);
+	stride = ring_bytes(shm->ring_size);
+	shm->size = RING_OFF + stride * (size_t)(n - 1);
 	shm->peers = calloc((size_t)n, sizeof(*shm->peers));
 	shm->tails = calloc((size_t)n, sizeof(*shm->tails));
 	shm->in = calloc((size_t)n, sizeof(*shm->in));
@@ -570,7 +571,7 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 	for (int src = 0; src < n; src++)
 		if (src != params->node)
 			shm->in[src] = ring_at(shm->self, params->node,
-					       ring_size, src);
+					       stride, src);
 	/* Alone on this host: no one will attach. */
 	if (params->local_nodes <= 1) {
 		shm_unlink(name);
