@@ -26,6 +26,7 @@ enum bipfw_peer_state {
 	BIPFW_PEER_LIVE,
 	BIPFW_PEER_CLOSED, /* closed its endpoint */
 	BIPFW_PEER_GONE,   /* its process died */
+	BIPFW_PEER_CUT,    /* the wire to it failed (said when it did) */
 };
 
 /* --- counters ----------------------------------------------------------- */

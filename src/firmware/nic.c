@@ -265,7 +265,8 @@ void bipfw_peer_lost(struct bipfw *fw, int peer, enum bipfw_peer_state why)
 		bip_info("node %d is gone (its process ended without closing)",
 			 peer);
 	else
-		bip_dbg("node %d closed", peer);
+		bip_dbg("node %d %s", peer,
+			why == BIPFW_PEER_CUT ? "is cut off" : "closed");
 
 	for (unsigned i = 0; i < fw->cfg.send_slots; i++) {
 		struct bipfw_send *s = &fw->slots[i];

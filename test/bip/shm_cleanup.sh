@@ -3,7 +3,8 @@
 # is left after a normal exit, a killed process, or a death during start-up.
 # Across hosts (bip_run -H), only the nodes of one host attach: a node alone
 # on its host unlinks at once, the others when their host's peers attached;
-# the rings of nodes on other hosts stay sparse.
+# the rings of nodes on other hosts stay sparse, and the others until
+# messages reach them.
 . "$top_srcdir/test/bip/lib.sh"
 before=$(shm_left)
 run "$BIP_RUN" -n 3 -t 60 "$T/test_peergone" check-unlinked
@@ -11,6 +12,8 @@ run "$BIP_RUN" -H 2 -n 3 -t 60 "$T/test_peergone" check-unlinked
 run "$BIP_RUN" -H 2 -n 4 -t 60 "$T/test_peergone" check-unlinked
 # Rings of nodes on other hosts take no memory: 4 hosts of 2 nodes.
 run "$BIP_RUN" -H 4 -n 8 -t 60 "$T/test_peergone" check-sparse
+# Nor do rings of peers of the host before their first message.
+run "$BIP_RUN" -n 4 -t 60 "$T/test_peergone" check-lazy
 run "$BIP_RUN" -n 4 -t 60 "$top_builddir/examples/bip_hello"
 "$BIP_RUN" -n 2 -t 60 "$T/test_peergone" kill-after-init
 [ $? -eq 137 ] || { echo "FAILED: expected the job to end by SIGKILL"; exit 1; }

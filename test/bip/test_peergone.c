@@ -12,6 +12,12 @@
  *                    pages for the rings of its host's nodes only: under a
  *                    third of their size when a host has under a third of
  *                    the nodes.
+ *   check-lazy:      (one host, 4 nodes) rings take pages as messages first
+ *                    reach them: after start-up under an eighth of the
+ *                    segments, and nodes 0 and 1 trading messages add some.
+ *   shm-full:        (2 nodes, a /dev/shm too small for a ring's first
+ *                    64 KiB) a send to the peer fails with BIP_EPEERGONE,
+ *                    no hang, no SIGBUS.
  *   close-timeout:   node 1 stops polling; node 0's bip_close, with sends
  *                    that node 1 never acknowledged, must say so (run with
  *                    a short BIP_CLOSE_TIMEOUT_MS).
@@ -73,6 +79,26 @@ static void segment_pages(size_t *total, size_t *present)
 		fclose(f);
 }
 
+static int check_lazy(bip_ep_t *ep)
+{
+	int node = bip_node(ep), rc = 0;
+	size_t total, idle, used;
+	char msg[1000] = "ping";
+
+	segment_pages(&total, &idle);
+	for (int i = 0; node < 2 && i < 8 && rc >= 0; i++)
+		rc = (i + node) % 2 ? bip_recv(ep, msg, sizeof(msg), NULL)
+				    : bip_send(ep, node ^ 1, msg, sizeof(msg));
+	segment_pages(&total, &used);
+	bip_close(ep);
+	if (rc < 0)
+		return fail("ping-pong", rc);
+	printf("node %d: segments of %zu pages, %zu present after start-up, "
+	       "%zu after\n", node, total, idle, used);
+	return !total || idle * 8 > total || used * 4 > total ||
+	       (node < 2 && used <= idle);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "die-after-init";
@@ -87,6 +113,18 @@ int main(int argc, char **argv)
 		raise(SIGKILL);
 	if ((rc = bip_init(&ep)))
 		return fail("bip_init", rc);
+	if (strcmp(mode, "check-lazy") == 0)
+		return check_lazy(ep);
+	if (strcmp(mode, "shm-full") == 0) {
+		rc = bip_send(ep, bip_node(ep) ^ 1, buf, 10);
+		if (!rc)
+			rc = bip_recv(ep, buf, sizeof(buf), NULL);
+		bip_close(ep);
+		if (rc != -BIP_EPEERGONE)
+			return fail("a send with no room for its ring", rc);
+		printf("no room for the ring: BIP_EPEERGONE\n");
+		return 0;
+	}
 	if (strcmp(mode, "check-sparse") == 0) {
 		size_t total, present;
 		int node = bip_node(ep);

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -46,6 +47,7 @@
 #define RING_MAX (1ull << 30)
 #define RING_AUTO_MAX (1u << 20)   /* auto: what 2 to 9 nodes of a host get */
 #define RING_AUTO_TOTAL (8u << 20) /* auto: all inbound rings of a process */
+#define RING_GROW (64u << 10) /* a ring's pages are reserved this many at once */
 
 /*
  * What the owner writes once, before any peer can know the segment's name.
@@ -61,9 +63,13 @@ struct seg_info {
 	int32_t pid;
 	uint64_t self_addr; /* where the owner mapped it: CMA probe target */
 	uint32_t packet_size;
-	uint32_t reserved; /* 0; keeps what follows aligned */
+	uint32_t flags;    /* SEG_* */
 	uint64_t ring_off, ring_size; /* ring_size: bytes of records */
 };
+
+/* The owner issues a global membarrier before it sleeps: senders that
+ * registered for it need no fence of their own (see shm_commit). */
+#define SEG_MEMBARRIER 1u
 
 /* Segment header; the rings follow at RING_OFF. */
 struct seg_hdr {
@@ -127,6 +133,18 @@ static uint64_t ring_min(size_t packet_size)
 	return r;
 }
 
+/* Reserve and map the pages under [p, p + len) of a shared mapping, so
+ * that a full /dev/shm is an error now, not a SIGBUS at the first write.
+ * Returns 0 or an errno: EINVAL from kernels before 5.14, which lack it. */
+static int populate(const void *p, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)p & ~(page - 1);
+
+	return madvise((void *)lo, (uintptr_t)p + len - lo,
+		       MADV_POPULATE_WRITE) ? errno : 0;
+}
+
 struct shm_peer {
 	struct seg_hdr *seg; /* the peer's segment, mapped */
 	size_t size;
@@ -135,6 +153,10 @@ struct shm_peer {
 	uint64_t key;        /* its stamps' key */
 	uint64_t head;       /* our next write position in out */
 	uint64_t tail_seen;  /* last tail read from out */
+	uint64_t ready;      /* bytes of out reserved from its start
+			      * (UINT64_MAX: all of it) */
+	bool cut;            /* out could not be reserved: the peer is lost */
+	bool fence;          /* our commits fence: the peer's sleep does not */
 	pid_t pid;
 	int pidfd;           /* the peer's process, or -1: judged by its pid */
 	bool cma;
@@ -199,6 +221,9 @@ struct bipfw_shm {
 	int rx_next;      /* index in srcs to look at first (round-robin) */
 	int rx_cur;       /* index in srcs of the packet being processed */
 	int fd;           /* our segment, to reserve inbound rings in */
+	bool lazy;        /* rings are reserved as they fill (the kernel can
+			   * populate a mapping without SIGBUS) */
+	bool membarrier;  /* registered for global membarriers */
 	bool linked;      /* our name is still in /dev/shm */
 	int bellfd;       /* our bell socket (also rings the others), or -1 */
 	bool bell_bound;  /* it has our bell's name: poll() can sleep on it */
@@ -476,10 +501,11 @@ static int create_segment(struct bipfw_shm *shm, const char *name)
 		return -BIP_ESYS;
 	}
 	/* The segment has a ring for every node of the job but stays sparse:
-	 * only the header is reserved now, and a ring when a peer of this
-	 * host connects (reserve_ring), so rings of nodes on other hosts
-	 * cost nothing. A full /dev/shm is then an error, not a SIGBUS at the
-	 * first write into a sparse page. */
+	 * only the header is reserved now, and a ring's pages as messages
+	 * first reach them (ring_grow; all at connect on kernels that cannot
+	 * populate), so rings of nodes on other hosts, or of peers never
+	 * sent to, cost nothing. A full /dev/shm is then an error, not a
+	 * SIGBUS at the first write into a sparse page. */
 	errno = ftruncate(fd, (off_t)shm->size) ? errno
 						: posix_fallocate(fd, 0, RING_OFF);
 	if (errno) {
@@ -557,6 +583,10 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 	if (rc)
 		goto fail;
 	shm->linked = true;
+	shm->lazy = populate(shm->self, RING_OFF) == 0;
+	shm->membarrier = syscall(SYS_membarrier,
+				  MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED,
+				  0, 0) == 0;
 	h = &shm->self->info;
 	h->magic = SEG_MAGIC;
 	h->version = SEG_VERSION;
@@ -566,6 +596,7 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 	h->pid = getpid();
 	h->self_addr = (uint64_t)(uintptr_t)h;
 	h->packet_size = (uint32_t)params->packet_size;
+	h->flags = shm->membarrier ? SEG_MEMBARRIER : 0;
 	h->ring_off = RING_OFF;
 	h->ring_size = shm->ring_size;
 	for (int src = 0; src < n; src++)
@@ -656,14 +687,11 @@ static int map_peer(const char *name, int peer, void **seg_p,
 	return 0;
 }
 
-/* Reserve the pages of ring in the segment mapped at seg from file fd:
- * both ends do it for the ring between them before it is used, so
- * neither takes a SIGBUS on a full /dev/shm. */
+/* Kernels that cannot populate: reserve the whole ring in the segment
+ * mapped at seg from file fd before it is used. Both ends do it. */
 static int reserve_ring(int fd, const void *seg, const struct ring *ring,
 			size_t ring_size, int peer)
 {
-	uintptr_t page;
-
 	errno = posix_fallocate(fd, (off_t)((const uint8_t *)ring -
 					    (const uint8_t *)seg),
 				(off_t)ring_size);
@@ -672,13 +700,33 @@ static int reserve_ring(int fd, const void *seg, const struct ring *ring,
 			peer, strerror(errno));
 		return -BIP_ESYS;
 	}
-	/* Map its pages now: slots lie pages apart, so otherwise each of the
-	 * first messages through the ring pays a page fault. Kernels before
-	 * 5.14 refuse; they then fault on first use. */
-	page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	(void)madvise((void *)((uintptr_t)ring & ~(page - 1)),
-		      ring_size + ((uintptr_t)ring & (page - 1)),
-		      MADV_POPULATE_WRITE);
+	return 0;
+}
+
+/* The first message to a peer reserves the start of its ring, and the
+ * ring's pages are reserved RING_GROW at a time as the head first moves
+ * through them up to end: a job whose ranks talk to few others takes
+ * little memory and starts fast, and a first message pays for 64 KiB,
+ * not for the whole ring. The pages also come mapped, so the first lap
+ * takes no page faults on this side. */
+static int ring_grow(struct shm_peer *pp, int peer, uint64_t end)
+{
+	uint64_t size = pp->mask + 1;
+	uint64_t to = end > pp->ready + RING_GROW ? end : pp->ready + RING_GROW;
+	int err;
+
+	if (to > size)
+		to = size;
+	err = populate(pp->out->data + pp->ready, (size_t)(to - pp->ready));
+	if (err) {
+		bip_err("no room in /dev/shm for the ring to node %d (%s): "
+			"messages to it fail; a smaller BIP_SHM_RING_SIZE or a "
+			"larger /dev/shm helps",
+			peer, strerror(err == EFAULT ? ENOSPC : err));
+		pp->cut = true;
+		return -BIP_ESYS;
+	}
+	pp->ready = to == size ? UINT64_MAX : to;
 	return 0;
 }
 
@@ -690,7 +738,7 @@ static int seg_info_check(const struct bipfw_shm *shm, int peer, int pid,
 	uint64_t rings = (uint64_t)(shm->p.nnodes - 1);
 
 	if (h->magic != SEG_MAGIC || h->version != SEG_VERSION ||
-	    h->job_key != shm->p.job_key || h->node != peer ||
+	    (h->flags & ~SEG_MEMBARRIER) || h->job_key != shm->p.job_key || h->node != peer ||
 	    h->nnodes != (uint32_t)shm->p.nnodes || h->pid != pid) {
 		bip_err("node %d's segment does not belong to this job", peer);
 		return -BIP_ECARD;
@@ -742,6 +790,8 @@ int bipfw_shm_attach(struct bipfw_shm *shm, int peer, int pid, void *seg,
 	/* Records start on their boundaries, whatever the peer wrote. */
 	pp->head = pp->tail_seen =
 		atomic_load(&pp->out->tail) & ~(uint64_t)(RECORD_ALIGN - 1);
+	pp->ready = shm->lazy ? 0 : UINT64_MAX;
+	pp->fence = !shm->membarrier || !(h.flags & SEG_MEMBARRIER);
 	pp->cma = cma_wanted(shm) && cma_works(pp, h.self_addr);
 	return 0;
 }
@@ -768,7 +818,7 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 	char name[BIPFW_SHM_NAME_MAX];
 	void *seg;
 	size_t size;
-	int rc, fd;
+	int rc, fd, err;
 
 	if (peer < 0 || peer >= shm->p.nnodes || peer == shm->p.node)
 		return -BIP_ENODE;
@@ -788,13 +838,22 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 	if (rc)
 		return rc;
 	rc = bipfw_shm_attach(shm, peer, c.pid, seg, size);
-	if (!rc)
+	if (!rc && !shm->lazy)
 		rc = reserve_ring(fd, seg, pp->out,
 				  ring_bytes(pp->mask + 1), peer);
-	if (!rc)
+	if (!rc && !shm->lazy)
 		rc = reserve_ring(shm->fd, shm->self, shm->in[peer],
-				  ring_bytes(shm->ring_size),
-				  peer);
+				  ring_bytes(shm->ring_size), peer);
+	/* We poll the stamp at the start of our inbound ring from now on:
+	 * its page must exist before the peer's first message reserves the
+	 * rest (reading a hole in /dev/shm allocates it). */
+	if (!rc && shm->lazy &&
+	    (err = populate(shm->in[peer],
+			    sizeof(struct ring) + RECORD_ALIGN))) {
+		bip_err("no room in /dev/shm for the ring from node %d: %s",
+			peer, strerror(err));
+		rc = -BIP_ESYS;
+	}
 	close(fd);
 	if (rc) {
 		pp->seg = NULL;
@@ -865,7 +924,7 @@ static struct bip_pkt_hdr *shm_reserve(void *ctx, int peer, size_t len)
 	uint64_t rec = record_bytes(len);
 	uint64_t pad = at + rec > size ? size - at : 0;
 
-	if (!pp->seg)
+	if (!pp->seg || pp->cut)
 		return NULL;
 	if (pp->head + pad + rec - pp->tail_seen > size) {
 		pp->tail_seen = atomic_load_explicit(&pp->out->tail,
@@ -873,6 +932,10 @@ static struct bip_pkt_hdr *shm_reserve(void *ctx, int peer, size_t len)
 		if (pp->head + pad + rec - pp->tail_seen > size)
 			return NULL;
 	}
+	/* First lap: a pad reaches the end, a record its own end. */
+	if ((pad ? size : at + rec) > pp->ready &&
+	    ring_grow(pp, peer, pad ? size : at + rec))
+		return NULL;
 	if (pad) {
 		atomic_store_explicit(stamp_at(pp->out->data + at),
 				      ((pp->head + 1) | STAMP_PAD) ^ pp->key,
@@ -894,9 +957,15 @@ static void shm_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
 	atomic_store_explicit(stamp_at((uint8_t *)pkt), (pp->head + 1) ^ pp->key,
 			      memory_order_release);
 	pp->head += record_bytes(len);
-	/* Pairs with the fence in shm_wait and shm_wait_fd: either it sees
-	 * our packet or we see it asleep and ring. */
-	atomic_thread_fence(memory_order_seq_cst);
+	/* Either the peer sees our packet or we see it asleep and ring
+	 * (Dekker: a store then a load on each side, a full barrier between
+	 * them). The peer's side is sleep_barrier. A peer that issues a
+	 * global membarrier before sleeping runs that barrier on our CPU for
+	 * us, so the send path costs no fence; else we fence ourselves. */
+	if (pp->fence)
+		atomic_thread_fence(memory_order_seq_cst);
+	else
+		atomic_signal_fence(memory_order_seq_cst);
 	switch (atomic_load_explicit(&s->sleeping, memory_order_relaxed)) {
 	case SLEEP_FUTEX:
 		atomic_fetch_add(&s->doorbell, 1);
@@ -1051,6 +1120,8 @@ static int shm_peer_state(void *ctx, int peer)
 
 	if (!pp->seg)
 		return BIPFW_PEER_LIVE; /* not connected yet: nothing to judge */
+	if (pp->cut)
+		return BIPFW_PEER_CUT;
 	/* Closed counts only once what it sent before closing is read. */
 	if (atomic_load(&pp->seg->closed))
 		return ring_ready(ctx, peer) ? BIPFW_PEER_LIVE
@@ -1065,6 +1136,17 @@ static int shm_peer_state(void *ctx, int peer)
 	return pid_alive(pp->pid) ? BIPFW_PEER_LIVE : BIPFW_PEER_GONE;
 }
 
+/* After saying we sleep, before looking at the rings a last time: the
+ * other half of shm_commit's barrier. The membarrier runs a full barrier
+ * on every CPU that runs a registered process, and only registered
+ * senders skip their fence. */
+static void sleep_barrier(const struct bipfw_shm *shm)
+{
+	if (!shm->membarrier ||
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0))
+		atomic_thread_fence(memory_order_seq_cst);
+}
+
 static void shm_wait(void *ctx, unsigned timeout_us)
 {
 	struct bipfw_shm *shm = ctx;
@@ -1074,7 +1156,7 @@ static void shm_wait(void *ctx, unsigned timeout_us)
 			       (long)(timeout_us % 1000000) * 1000 };
 
 	atomic_store(&s->sleeping, SLEEP_FUTEX);
-	atomic_thread_fence(memory_order_seq_cst);
+	sleep_barrier(shm);
 	if (any_ready(shm))
 		goto awake;
 	futex(&s->doorbell, FUTEX_WAIT, bell, &ts);
@@ -1092,7 +1174,7 @@ static int shm_wait_fd(void *ctx)
 		return -BIP_ESTATE;
 	bell_drain(shm);
 	atomic_store(&shm->self->sleeping, SLEEP_POLL);
-	atomic_thread_fence(memory_order_seq_cst);
+	sleep_barrier(shm);
 	if (any_ready(shm))
 		return -BIP_EAGAIN;
 	return shm->bellfd;
@@ -1143,8 +1225,8 @@ static int cma_probe(void)
 	return rc;
 }
 
-/* What the rings of one process take (sparse until a peer of the host
- * connects), with a host of n nodes. */
+/* What the rings of one process take at most (each is reserved as
+ * messages from its peer first fill it), with a host of n nodes. */
 static int rings_text(const struct shm_knobs *k, size_t packet_size, int n,
 		      char *buf, size_t len)
 {
