@@ -259,6 +259,7 @@ void bipfw_peer_lost(struct bipfw *fw, int peer, enum bipfw_peer_state why)
 		return;
 	p->state = (uint8_t)why;
 	fw->cnt.peers_lost++;
+	fw->others_lost += peer != fw->cfg.node;
 	/* Not a warning: every wait on it returns -BIP_EPEERGONE, and a
 	 * caller that lives on (MPI's fault tolerance) wants no noise. */
 	if (why == BIPFW_PEER_GONE)
@@ -499,10 +500,9 @@ bool bipfw_sends_drained(const struct bipfw *fw)
 int bipfw_live_peers(const struct bipfw *fw)
 {
 	const struct bipfw_peer *self = &fw->peers[fw->cfg.node];
-	int n = 0;
+	/* Counted, not looked up: every empty receive asks. */
+	int n = fw->cfg.nnodes - 1 - fw->others_lost;
 
-	for (int i = 0; i < fw->cfg.nnodes; i++)
-		n += i != fw->cfg.node && fw->peers[i].state == BIPFW_PEER_LIVE;
 	/* Ourselves only while a packet of ours to us waits or is on its
 	 * way: a process that waits sends nothing new. */
 	return n + (self->tx.una != self->tx.next ||

@@ -318,6 +318,7 @@ struct bipfw {
 	uint64_t fault_rng;  /* their seeded generator */
 
 	struct bipfw_peer *peers;
+	int others_lost; /* peers other than ourselves no longer LIVE */
 	struct bipfw_send *slots;
 	uint16_t free_slot; /* free list of slots */
 	struct bipfw_lrecv *tags;
