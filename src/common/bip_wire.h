@@ -14,7 +14,7 @@
 
 #include "bip_limits.h"
 
-#define BIP_WIRE_VERSION 5
+#define BIP_WIRE_VERSION 6
 
 /* Packet types: one list generates the enum and the names used in logs. */
 #define BIP_PKT_TYPES(X)                                                       \
@@ -52,7 +52,7 @@ static inline const char *bip_pkt_name(unsigned type)
 #define BIP_PKTF_DIRECT 0x2  /* LONG_DATA: data was written by single copy */
 #define BIP_PKTF_TRUNC 0x4   /* LONG_CTS: posted buffer too small, cancel */
 #define BIP_PKTF_CSUM 0x8    /* payload checksum in csum is valid */
-#define BIP_PKTF_INLINE 0x10 /* SMALL: payload in the header at 24..47 */
+#define BIP_PKTF_INLINE 0x10 /* SMALL: payload in the header from 24 on */
 #define BIP_PKTF_READY 0x20  /* LONG_DATA: ready mode, no RTS/CTS: the
 			      * receiver posted already; total length at 40.
 			      * LONG_CTS: the verdict on a ready message
@@ -91,14 +91,17 @@ struct bip_pkt_hdr {
 					  *     address (single copy);
 					  *     LONG_DATA with READY: total
 					  *     length */
+			uint32_t csum;   /* 48: payload CRC32C when
+					  *     BIP_PKTF_CSUM */
+			uint32_t hcsum;  /* 52: header CRC32C, computed
+					  *     with hcsum = 0 */
 		};
 		/* 24: SMALL with BIP_PKTF_INLINE: the payload itself, so a
-		 * tiny message is one cache line on the wire. */
-		uint8_t inline_data[24];
+		 * tiny message is one cache line on the wire. Lossy wires
+		 * keep the checksums: 24 bytes there, 32 on lossless ones. */
+		uint8_t inline_data[32];
 	};
-	uint32_t csum;    /* 48: payload CRC32C when BIP_PKTF_CSUM */
-	uint32_t hcsum;   /* 52: header CRC32C, computed with hcsum = 0 */
-	uint64_t link;    /* 56: the wire's own (shm: slot stamp); else 0 */
+	uint64_t link;    /* 56: the wire's own (shm: record stamp); else 0 */
 };                        /* 64 bytes: one cache line */
 
 _Static_assert(sizeof(struct bip_pkt_hdr) == 64, "wire header is 64 bytes");
@@ -106,7 +109,13 @@ _Static_assert(offsetof(struct bip_pkt_hdr, inline_data) == 24 &&
 		       offsetof(struct bip_pkt_hdr, csum) == 48,
 	       "wire header offsets");
 
-#define BIP_PKT_INLINE_MAX 24
+#define BIP_PKT_INLINE_MAX 32        /* lossless wires */
+#define BIP_PKT_INLINE_MAX_SEALED 24 /* lossy ones: checksums follow */
+
+_Static_assert(offsetof(struct bip_pkt_hdr, csum) ==
+		       offsetof(struct bip_pkt_hdr, inline_data) +
+			       BIP_PKT_INLINE_MAX_SEALED,
+	       "inline data on a lossy wire ends where the checksums start");
 
 /*
  * The outer header a network wire (udp, eth) puts before every packet. The

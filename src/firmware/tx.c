@@ -127,8 +127,9 @@ static int send_entry(struct bipfw *fw, int peer, const struct bipfw_txent *e,
 	struct bip_pkt_hdr h;
 
 	build_hdr(fw, peer, e, seq, &h);
-	if (e->type == BIP_PKT_SMALL && e->len <= BIP_PKT_INLINE_MAX &&
-	    e->offset == 0 && e->last) {
+	if (e->type == BIP_PKT_SMALL && e->offset == 0 && e->last &&
+	    e->len <= (fw->peers[peer].lossy ? BIP_PKT_INLINE_MAX_SEALED
+					     : BIP_PKT_INLINE_MAX)) {
 		/* A tiny payload rides in the header's long-message fields. */
 		memcpy(h.inline_data, payload, e->len);
 		h.flags |= BIP_PKTF_INLINE;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bip.h"
+#include "bip_wire.h" /* its inline limits: sizes worth a try */
 
 #define MAXLONG (1u << 20)
 #define MAXOUT 16 /* long sends in flight per node */
@@ -49,11 +50,14 @@ static size_t size_of(int s, int d, unsigned k)
 	size_t p = lim.packet_size;
 
 	if (!is_long(s, d, k)) {
-		/* 23/24/25: the largest payload carried inline in a header
-		 * (BIP_PKT_INLINE_MAX of the wire format) and its neighbours. */
-		size_t t[] = { 0, 1, BIP_SMALL_MAX - 1, BIP_SMALL_MAX, 8, 23, 24,
-			       25, h % BIP_SMALL_MAX };
-		return t[h / 7 % 9];
+		/* The largest payloads carried inline in a header (lossy
+		 * and lossless wires) and their neighbours. */
+		size_t t[] = { 0, 1, BIP_SMALL_MAX - 1, BIP_SMALL_MAX, 8,
+			       BIP_PKT_INLINE_MAX_SEALED,
+			       BIP_PKT_INLINE_MAX_SEALED + 1,
+			       BIP_PKT_INLINE_MAX, BIP_PKT_INLINE_MAX + 1,
+			       h % BIP_SMALL_MAX };
+		return t[h / 7 % 10];
 	}
 	size_t t[] = { BIP_SMALL_MAX + 1, p - 1, p, p + 1, 2 * p - 1, 2 * p,
 		       2 * p + 1, 0, 1, h % MAXLONG };

@@ -43,11 +43,11 @@ static struct bipfw_config config(int node, unsigned small_queue)
 /* Sizes straddling every threshold: 0, packet and small-message limits. */
 static size_t msg_size(int s, int d, unsigned k, bool is_long)
 {
-	static const size_t small[] = { 0, 1, BIP_PKT_INLINE_MAX - 1,
-					BIP_PKT_INLINE_MAX,
-					BIP_PKT_INLINE_MAX + 1, 64,
-					BIP_SMALL_MAX - 1, BIP_SMALL_MAX, 100,
-					7 };
+	static const size_t small[] = { 0, 1, BIP_PKT_INLINE_MAX_SEALED,
+					BIP_PKT_INLINE_MAX_SEALED + 1,
+					BIP_PKT_INLINE_MAX, 64,
+					BIP_SMALL_MAX - 1, BIP_SMALL_MAX,
+					BIP_PKT_INLINE_MAX + 1, 7 };
 	static const size_t lng[] = { 0, 1, PKT - 1, PKT, PKT + 1,
 				      2 * PKT - 1, 2 * PKT, 2 * PKT + 1,
 				      LONG_MAX_LEN, 3 * PKT + 7 };
