@@ -117,6 +117,12 @@ _Static_assert(offsetof(struct bip_pkt_hdr, csum) ==
 			       BIP_PKT_INLINE_MAX_SEALED,
 	       "inline data on a lossy wire ends where the checksums start");
 
+/* The largest inline payload a wire carries. */
+static inline size_t bip_pkt_inline_max(int lossy)
+{
+	return lossy ? BIP_PKT_INLINE_MAX_SEALED : BIP_PKT_INLINE_MAX;
+}
+
 /*
  * The outer header a network wire (udp, eth) puts before every packet. The
  * job key is a filter, not a guard; the tag is: a keyed hash of the job's

@@ -58,8 +58,7 @@ static bool packet_valid(struct bipfw *fw, unsigned wire,
 		goto bad; /* claims more than the link carried */
 	if ((h->flags & BIP_PKTF_INLINE) &&
 	    (h->type != BIP_PKT_SMALL ||
-	     h->len > (fw->wires[wire].lossy ? BIP_PKT_INLINE_MAX_SEALED
-					     : BIP_PKT_INLINE_MAX)))
+	     h->len > bip_pkt_inline_max(fw->wires[wire].lossy)))
 		goto bad;
 	if ((h->flags & BIP_PKTF_READY) &&
 	    ((h->type != BIP_PKT_LONG_DATA && h->type != BIP_PKT_LONG_CTS) ||

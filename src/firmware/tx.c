@@ -128,8 +128,7 @@ static int send_entry(struct bipfw *fw, int peer, const struct bipfw_txent *e,
 
 	build_hdr(fw, peer, e, seq, &h);
 	if (e->type == BIP_PKT_SMALL && e->offset == 0 && e->last &&
-	    e->len <= (fw->peers[peer].lossy ? BIP_PKT_INLINE_MAX_SEALED
-					     : BIP_PKT_INLINE_MAX)) {
+	    e->len <= bip_pkt_inline_max(fw->peers[peer].lossy)) {
 		/* A tiny payload rides in the header's long-message fields. */
 		memcpy(h.inline_data, payload, e->len);
 		h.flags |= BIP_PKTF_INLINE;

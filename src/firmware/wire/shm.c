@@ -705,7 +705,7 @@ static int reserve_ring(int fd, const void *seg, const struct ring *ring,
 
 /* The first message to a peer reserves the start of its ring, and the
  * ring's pages are reserved RING_GROW at a time as the head first moves
- * through them up to end: a job whose ranks talk to few others takes
+ * through them, up to end (at most the ring's end): a job whose ranks talk to few others takes
  * little memory and starts fast, and a first message pays for 64 KiB,
  * not for the whole ring. The pages also come mapped, so the first lap
  * takes no page faults on this side. */
@@ -738,8 +738,9 @@ static int seg_info_check(const struct bipfw_shm *shm, int peer, int pid,
 	uint64_t rings = (uint64_t)(shm->p.nnodes - 1);
 
 	if (h->magic != SEG_MAGIC || h->version != SEG_VERSION ||
-	    (h->flags & ~SEG_MEMBARRIER) || h->job_key != shm->p.job_key || h->node != peer ||
-	    h->nnodes != (uint32_t)shm->p.nnodes || h->pid != pid) {
+	    (h->flags & ~SEG_MEMBARRIER) || h->job_key != shm->p.job_key ||
+	    h->node != peer || h->nnodes != (uint32_t)shm->p.nnodes ||
+	    h->pid != pid) {
 		bip_err("node %d's segment does not belong to this job", peer);
 		return -BIP_ECARD;
 	}
@@ -922,7 +923,7 @@ static struct bip_pkt_hdr *shm_reserve(void *ctx, int peer, size_t len)
 	struct shm_peer *pp = &((struct bipfw_shm *)ctx)->peers[peer];
 	uint64_t size = pp->mask + 1, at = pp->head & pp->mask;
 	uint64_t rec = record_bytes(len);
-	uint64_t pad = at + rec > size ? size - at : 0;
+	uint64_t pad = at + rec > size ? size - at : 0, end;
 
 	if (!pp->seg || pp->cut)
 		return NULL;
@@ -932,9 +933,11 @@ static struct bip_pkt_hdr *shm_reserve(void *ctx, int peer, size_t len)
 		if (pp->head + pad + rec - pp->tail_seen > size)
 			return NULL;
 	}
-	/* First lap: a pad reaches the end, a record its own end. */
-	if ((pad ? size : at + rec) > pp->ready &&
-	    ring_grow(pp, peer, pad ? size : at + rec))
+	/* First lap: a pad reaches the end; a record reaches the stamp
+	 * behind it too, which the consumer reads next (a hole there would
+	 * be allocated by its read, or be its SIGBUS on a full /dev/shm). */
+	end = pad ? size : at + rec + RECORD_ALIGN;
+	if (end > pp->ready && ring_grow(pp, peer, end))
 		return NULL;
 	if (pad) {
 		atomic_store_explicit(stamp_at(pp->out->data + at),
