@@ -460,7 +460,11 @@ void bipfw_announce_close(struct bipfw *fw)
 
 		if (p->wire == BIPFW_NO_WIRE)
 			continue;
-		if (p->state == BIPFW_PEER_LIVE) {
+		/* A CLOSE orders our close behind our packets. A lossless
+		 * peer that got none learns of it from the wire instead
+		 * (peer_state), and the wire touches nothing for it: shm
+		 * reserves no ring page for a peer we never sent to. */
+		if (p->state == BIPFW_PEER_LIVE && (p->lossy || p->sent)) {
 			p->close_due = true;
 			bipfw_tx_kick(fw, i, true);
 		} else if (p->lossy && p->state == BIPFW_PEER_CLOSED) {

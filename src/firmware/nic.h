@@ -294,6 +294,7 @@ struct bipfw_peer {
 	uint64_t discard_end;         /* ...up to its last byte... */
 	bool discarding;              /* ...while this is set */
 	bool close_due;               /* our CLOSE waits for its turn */
+	bool sent;                    /* a packet of ours went to it */
 	uint8_t *small_part;          /* a small message coming in pieces */
 	uint32_t small_fill;          /* (BIP_PKTF_MORE): bytes so far */
 	uint64_t pinged_at;           /* lossy: our last liveness probe */

@@ -316,6 +316,7 @@ static void packet_left(struct bipfw *fw, int peer, const struct bipfw_txent *e)
 	struct bipfw_send *s = e->slot != BIPFW_NONE ? &fw->slots[e->slot]
 						      : NULL;
 
+	p->sent = true;
 	switch (e->type) {
 	case BIP_PKT_LONG_CTS: {
 		struct bipfw_lrecv *r = &fw->tags[e->tag];
