@@ -28,7 +28,7 @@ echo "$out" | grep -q '^  shm   reaches this host' ||
 # The shm rings a process holds stay bounded as its host's nodes grow
 # (8 MiB shared by the peers, at least two packets each), and the knob
 # sets them.
-mib() { echo "$1" | sed -n "s/.* KiB at $2[^(]*(\([0-9.]*\) MiB a process).*/\1/p"; }
+mib() { echo "$1" | sed -n "s/.* KiB at $2[^(]*(at most \([0-9.]*\) MiB a process).*/\1/p"; }
 shm=$(echo "$out" | grep '^  shm ')
 echo "$shm" | grep -q ' 1024 KiB at 2 nodes a host' ||
 	{ echo "FAILED: not 1 MiB rings with 2 nodes a host: $shm"; exit 1; }

@@ -34,20 +34,21 @@
 #include "shm.h"
 
 #define SEG_MAGIC 0x3170696273686d31ull /* "1mhsbip1" */
-#define SEG_VERSION 2
+#define SEG_VERSION 3
 #define CACHELINE 64
 /* Records start on 128-byte boundaries: a header and the first payload
  * line form the pair of lines the hardware fetches together. */
 #define RECORD_ALIGN (2 * CACHELINE)
 
-#define RING_OFF 4096 /* the rings start on the second page */
+#define PAGE 4096 /* the rings start on a page of their own */
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14; older C libraries lack it */
 #endif
 #define RING_MAX (1ull << 30)
 #define RING_AUTO_MAX (1u << 20)   /* auto: what 2 to 9 nodes of a host get */
 #define RING_AUTO_TOTAL (8u << 20) /* auto: all inbound rings of a process */
-#define RING_GROW (64u << 10) /* a ring's pages are reserved this many at once */
+#define RING_GROW (64u << 10) /* a ring's pages are reserved at most this
+			       * many at once (first one, then doubling) */
 
 /*
  * What the owner writes once, before any peer can know the segment's name.
@@ -71,21 +72,34 @@ struct seg_info {
  * registered for it need no fence of their own (see shm_commit). */
 #define SEG_MEMBARRIER 1u
 
-/* Segment header; the rings follow at RING_OFF. */
+/* Segment header; the rings follow at ring_off(nnodes). */
 struct seg_hdr {
 	struct seg_info info;
 	_Atomic uint32_t attached; /* peers that mapped it */
 	_Atomic uint32_t closed;   /* owner closed its endpoint */
-	/* The doorbell sits on a line of its own: senders read it often. */
+	/* The doorbell sits on a line of its own: senders read it often,
+	 * the owner on every poll (for nsenders), and both rarely write. */
 	_Alignas(CACHELINE) _Atomic uint32_t sleeping; /* enum sleep */
 	_Atomic uint32_t doorbell;
+	_Atomic uint32_t nsenders; /* bits set in senders so far */
+	/* One bit per node that announced its first message: the owner
+	 * polls only those rings, so the others are never touched. */
+	_Alignas(CACHELINE) _Atomic uint64_t senders[];
 };
 
 /* How the owner sleeps, so how a sender wakes it: alone, on the futex
  * doorbell; beside other wires, in poll() on its bell socket. */
 enum sleep { AWAKE, SLEEP_FUTEX, SLEEP_POLL };
 
-_Static_assert(sizeof(struct seg_hdr) <= RING_OFF, "header fits its page");
+/* Where the rings start in a segment of a job of nnodes: past the header
+ * and its senders bitmap, on a page boundary. Both ends compute it. */
+static size_t ring_off(int nnodes)
+{
+	size_t words = ((size_t)nnodes + 63) / 64;
+
+	return (sizeof(struct seg_hdr) + words * sizeof(uint64_t) + PAGE - 1) &
+	       ~(size_t)(PAGE - 1);
+}
 
 /*
  * A ring of records, one after the other: a packet header and its payload
@@ -220,6 +234,8 @@ struct bipfw_shm {
 	int nsrcs;
 	int rx_next;      /* index in srcs to look at first (round-robin) */
 	int rx_cur;       /* index in srcs of the packet being processed */
+	uint32_t nsenders_seen; /* the header's nsenders at our last scan */
+	size_t ring_off;  /* where the rings start in every segment */
 	int fd;           /* our segment, to reserve inbound rings in */
 	bool lazy;        /* rings are reserved as they fill (the kernel can
 			   * populate a mapping without SIGBUS) */
@@ -231,11 +247,12 @@ struct bipfw_shm {
 
 /* The ring for packets from src in the segment of owner, whose ring size
  * is known privately (never read back from the segment). */
-static struct ring *ring_at(void *seg, int owner, size_t stride, int src)
+static struct ring *ring_at(void *seg, size_t off, int owner, size_t stride,
+			    int src)
 {
 	int idx = src < owner ? src : src - 1;
 
-	return (struct ring *)((uint8_t *)seg + RING_OFF +
+	return (struct ring *)((uint8_t *)seg + off +
 			       (size_t)idx * stride);
 }
 
@@ -243,6 +260,13 @@ static struct ring *ring_at(void *seg, int owner, size_t stride, int src)
 static size_t ring_bytes(uint64_t ring_size)
 {
 	return sizeof(struct ring) + (size_t)ring_size;
+}
+
+/* From one ring to the next: whole pages, so that a ring's first page
+ * holds its tail's line and its first records. */
+static size_t ring_stride(uint64_t ring_size)
+{
+	return (ring_bytes(ring_size) + PAGE - 1) & ~(size_t)(PAGE - 1);
 }
 
 /* The stamps' key of the rings in node's segment: both ends derive it
@@ -507,7 +531,8 @@ static int create_segment(struct bipfw_shm *shm, const char *name)
 	 * sent to, cost nothing. A full /dev/shm is then an error, not a
 	 * SIGBUS at the first write into a sparse page. */
 	errno = ftruncate(fd, (off_t)shm->size) ? errno
-						: posix_fallocate(fd, 0, RING_OFF);
+						: posix_fallocate(fd, 0,
+								  (off_t)shm->ring_off);
 	if (errno) {
 		bip_err("cannot size /dev/shm%s to %zu bytes: %s", name,
 			shm->size, strerror(errno));
@@ -564,8 +589,9 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 		goto fail;
 	}
 	shm->ring_key = ring_key(shm, params->node);
-	stride = ring_bytes(shm->ring_size);
-	shm->size = RING_OFF + stride * (size_t)(n - 1);
+	stride = ring_stride(shm->ring_size);
+	shm->ring_off = ring_off(n);
+	shm->size = shm->ring_off + stride * (size_t)(n - 1);
 	shm->peers = calloc((size_t)n, sizeof(*shm->peers));
 	shm->tails = calloc((size_t)n, sizeof(*shm->tails));
 	shm->in = calloc((size_t)n, sizeof(*shm->in));
@@ -583,7 +609,7 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 	if (rc)
 		goto fail;
 	shm->linked = true;
-	shm->lazy = populate(shm->self, RING_OFF) == 0;
+	shm->lazy = populate(shm->self, shm->ring_off) == 0;
 	shm->membarrier = syscall(SYS_membarrier,
 				  MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED,
 				  0, 0) == 0;
@@ -597,12 +623,12 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 	h->self_addr = (uint64_t)(uintptr_t)h;
 	h->packet_size = (uint32_t)params->packet_size;
 	h->flags = shm->membarrier ? SEG_MEMBARRIER : 0;
-	h->ring_off = RING_OFF;
+	h->ring_off = shm->ring_off;
 	h->ring_size = shm->ring_size;
 	for (int src = 0; src < n; src++)
 		if (src != params->node)
-			shm->in[src] = ring_at(shm->self, params->node,
-					       stride, src);
+			shm->in[src] = ring_at(shm->self, shm->ring_off,
+					       params->node, stride, src);
 	/* Alone on this host: no one will attach. */
 	if (params->local_nodes <= 1) {
 		shm_unlink(name);
@@ -703,21 +729,41 @@ static int reserve_ring(int fd, const void *seg, const struct ring *ring,
 	return 0;
 }
 
-/* The first message to a peer reserves the start of its ring, and the
- * ring's pages are reserved RING_GROW at a time as the head first moves
- * through them, up to end (at most the ring's end): a job whose ranks talk to few others takes
- * little memory and starts fast, and a first message pays for 64 KiB,
- * not for the whole ring. The pages also come mapped, so the first lap
- * takes no page faults on this side. */
-static int ring_grow(struct shm_peer *pp, int peer, uint64_t end)
+/* Tell the peer to poll our ring from now on: before our first record
+ * there (see scan_senders). */
+static void announce(const struct bipfw_shm *shm, struct shm_peer *pp)
 {
+	int me = shm->p.node;
+
+	atomic_fetch_or_explicit(&pp->seg->senders[me / 64], 1ull << (me % 64),
+				 memory_order_release);
+	atomic_fetch_add_explicit(&pp->seg->nsenders, 1, memory_order_release);
+}
+
+/* The first message to a peer reserves the start of its ring, and the
+ * ring's pages are reserved as the head first moves through them, up to
+ * end (at most the ring's end): a page first, then steps that double up
+ * to RING_GROW. A job whose ranks talk to few others takes little memory
+ * and starts fast; a first message pays for a page, not for the whole
+ * ring, and a stream soon reserves in large steps. The pages come mapped,
+ * so the first lap takes no page faults on this side. */
+static int ring_grow(struct bipfw_shm *shm, int peer, uint64_t end)
+{
+	struct shm_peer *pp = &shm->peers[peer];
 	uint64_t size = pp->mask + 1;
-	uint64_t to = end > pp->ready + RING_GROW ? end : pp->ready + RING_GROW;
+	uint64_t step = pp->ready >= RING_GROW ? RING_GROW
+			: pp->ready	       ? pp->ready
+					       : PAGE - sizeof(struct ring);
+	uint64_t to = end > pp->ready + step ? end : pp->ready + step;
+	/* The first step takes the tail's line too: the owner starts to
+	 * poll and write there once we announce. */
+	uint8_t *from = pp->ready ? pp->out->data + pp->ready
+				  : (uint8_t *)pp->out;
 	int err;
 
 	if (to > size)
 		to = size;
-	err = populate(pp->out->data + pp->ready, (size_t)(to - pp->ready));
+	err = populate(from, (size_t)(pp->out->data + to - from));
 	if (err) {
 		bip_err("no room in /dev/shm for the ring to node %d (%s): "
 			"messages to it fail; a smaller BIP_SHM_RING_SIZE or a "
@@ -726,6 +772,8 @@ static int ring_grow(struct shm_peer *pp, int peer, uint64_t end)
 		pp->cut = true;
 		return -BIP_ESYS;
 	}
+	if (!pp->ready)
+		announce(shm, pp);
 	pp->ready = to == size ? UINT64_MAX : to;
 	return 0;
 }
@@ -750,8 +798,8 @@ static int seg_info_check(const struct bipfw_shm *shm, int peer, int pid,
 	if (h->packet_size != shm->p.packet_size ||
 	    h->ring_size < ring_min(shm->p.packet_size) ||
 	    h->ring_size > RING_MAX || (h->ring_size & (h->ring_size - 1)) ||
-	    h->ring_off != RING_OFF || size < RING_OFF ||
-	    (size - RING_OFF) / rings < ring_bytes(h->ring_size)) {
+	    h->ring_off != shm->ring_off || size < shm->ring_off ||
+	    (size - shm->ring_off) / rings < ring_stride(h->ring_size)) {
 		bip_err("node %d's segment has a malformed geometry (rings of "
 			"%" PRIu64 " bytes for packets of %u in %zu bytes)",
 			peer, h->ring_size, h->packet_size, size);
@@ -767,6 +815,72 @@ static void poll_ring(struct bipfw_shm *shm, int src)
 		shm->peers[src].polled = true;
 		shm->srcs[shm->nsrcs++] = src;
 	}
+}
+
+/* Poll the ring from src, whose sender announced itself. It reserved the
+ * ring's first pages before; we reserve them too, so that a peer which
+ * announces without can not make our reads allocate, or SIGBUS. */
+static void start_polling(struct bipfw_shm *shm, int src)
+{
+	int err = shm->lazy ? populate(shm->in[src],
+				       sizeof(struct ring) + RECORD_ALIGN)
+			    : 0;
+
+	if (err) {
+		bip_err("no room in /dev/shm for the ring from node %d (%s): "
+			"messages from it are lost",
+			src, strerror(err == EFAULT ? ENOSPC : err));
+		shm->peers[src].cut = true;
+		return;
+	}
+	poll_ring(shm, src);
+}
+
+static bool announced(const struct bipfw_shm *shm, int src)
+{
+	return atomic_load_explicit(&shm->self->senders[src / 64],
+				    memory_order_acquire) &
+	       (1ull << (src % 64));
+}
+
+static void scan_senders_bits(struct bipfw_shm *shm, uint32_t n)
+{
+	int words = (shm->p.nnodes + 63) / 64;
+
+	shm->nsenders_seen = n;
+	for (int w = 0; w < words; w++) {
+		uint64_t bits = atomic_load_explicit(&shm->self->senders[w],
+						     memory_order_acquire);
+
+		for (; bits; bits &= bits - 1) {
+			int src = w * 64 + __builtin_ctzll(bits);
+			struct shm_peer *pp = &shm->peers[src];
+
+			/* Peers write these bits: a node counts once, and
+			 * only once we are connected to it (connect looks
+			 * at its bit then). */
+			if (src < shm->p.nnodes && src != shm->p.node &&
+			    pp->seg && !pp->polled && !pp->cut)
+				start_polling(shm, src);
+		}
+	}
+}
+
+/*
+ * Rule: a ring is polled from the time its sender announces its first
+ * message (a bit in our header, then the count of bits, both released
+ * before that message's stamp), never before: rings of peers that never
+ * send to us are neither read nor reserved, and a poll looks only at the
+ * rings that carry traffic. The count sits on the doorbell's line, so
+ * noticing a new sender costs one load of a line that is rarely written.
+ */
+static void scan_senders(struct bipfw_shm *shm)
+{
+	uint32_t n = atomic_load_explicit(&shm->self->nsenders,
+					  memory_order_acquire);
+
+	if (n != shm->nsenders_seen)
+		scan_senders_bits(shm, n);
 }
 
 int bipfw_shm_attach(struct bipfw_shm *shm, int peer, int pid, void *seg,
@@ -787,10 +901,12 @@ int bipfw_shm_attach(struct bipfw_shm *shm, int peer, int pid, void *seg,
 	pp->pid = h.pid;
 	pp->mask = h.ring_size - 1;
 	pp->key = ring_key(shm, peer);
-	pp->out = ring_at(seg, peer, ring_bytes(h.ring_size), shm->p.node);
-	/* Records start on their boundaries, whatever the peer wrote. */
-	pp->head = pp->tail_seen =
-		atomic_load(&pp->out->tail) & ~(uint64_t)(RECORD_ALIGN - 1);
+	pp->out = ring_at(seg, shm->ring_off, peer, ring_stride(h.ring_size),
+			  shm->p.node);
+	/* Both ends start at 0. The tail is read only once the ring looks
+	 * full: its page may not be reserved yet (reading a hole in a full
+	 * /dev/shm is a SIGBUS). */
+	pp->head = pp->tail_seen = 0;
 	pp->ready = shm->lazy ? 0 : UINT64_MAX;
 	pp->fence = !shm->membarrier || !(h.flags & SEG_MEMBARRIER);
 	pp->cma = cma_wanted(shm) && cma_works(pp, h.self_addr);
@@ -819,7 +935,7 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 	char name[BIPFW_SHM_NAME_MAX];
 	void *seg;
 	size_t size;
-	int rc, fd, err;
+	int rc, fd;
 
 	if (peer < 0 || peer >= shm->p.nnodes || peer == shm->p.node)
 		return -BIP_ENODE;
@@ -845,16 +961,6 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 	if (!rc && !shm->lazy)
 		rc = reserve_ring(shm->fd, shm->self, shm->in[peer],
 				  ring_bytes(shm->ring_size), peer);
-	/* We poll the stamp at the start of our inbound ring from now on:
-	 * its page must exist before the peer's first message reserves the
-	 * rest (reading a hole in /dev/shm allocates it). */
-	if (!rc && shm->lazy &&
-	    (err = populate(shm->in[peer],
-			    sizeof(struct ring) + RECORD_ALIGN))) {
-		bip_err("no room in /dev/shm for the ring from node %d: %s",
-			peer, strerror(err));
-		rc = -BIP_ESYS;
-	}
 	close(fd);
 	if (rc) {
 		pp->seg = NULL;
@@ -862,7 +968,8 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 		return rc;
 	}
 	pp->mapped = true;
-	poll_ring(shm, peer);
+	if (!shm->lazy || announced(shm, peer))
+		start_polling(shm, peer);
 	/* A pid can be reused once its process is gone; a pidfd names the
 	 * process itself. Kernels before 5.3 lack it: the pid then. */
 	pp->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)c.pid, 0);
@@ -920,7 +1027,8 @@ void *bipfw_shm_inbound(struct bipfw_shm *shm, int src, size_t *len_p)
  * peer: whatever it says, we write only inside the ring. */
 static struct bip_pkt_hdr *shm_reserve(void *ctx, int peer, size_t len)
 {
-	struct shm_peer *pp = &((struct bipfw_shm *)ctx)->peers[peer];
+	struct bipfw_shm *shm = ctx;
+	struct shm_peer *pp = &shm->peers[peer];
 	uint64_t size = pp->mask + 1, at = pp->head & pp->mask;
 	uint64_t rec = record_bytes(len);
 	uint64_t pad = at + rec > size ? size - at : 0, end;
@@ -937,7 +1045,7 @@ static struct bip_pkt_hdr *shm_reserve(void *ctx, int peer, size_t len)
 	 * behind it too, which the consumer reads next (a hole there would
 	 * be allocated by its read, or be its SIGBUS on a full /dev/shm). */
 	end = pad ? size : at + rec + RECORD_ALIGN;
-	if (end > pp->ready && ring_grow(pp, peer, end))
+	if (end > pp->ready && ring_grow(shm, peer, end))
 		return NULL;
 	if (pad) {
 		atomic_store_explicit(stamp_at(pp->out->data + at),
@@ -1002,6 +1110,7 @@ static bool ring_ready(struct bipfw_shm *shm, int src)
 
 static bool any_ready(struct bipfw_shm *shm)
 {
+	scan_senders(shm);
 	for (int i = 0; i < shm->nsrcs; i++)
 		if (ring_ready(shm, shm->srcs[i]))
 			return true;
@@ -1024,7 +1133,11 @@ static int shm_peek(void *ctx, const void **hdr,
 		    const void **payload, size_t *avail)
 {
 	struct bipfw_shm *shm = ctx;
-	int n = shm->nsrcs, i = shm->rx_next;
+	int n, i;
+
+	scan_senders(shm);
+	n = shm->nsrcs;
+	i = shm->rx_next;
 
 	for (int k = 0; k < n; k++, i = i + 1 == n ? 0 : i + 1) {
 		int src = shm->srcs[i], state;
@@ -1125,10 +1238,13 @@ static int shm_peer_state(void *ctx, int peer)
 		return BIPFW_PEER_LIVE; /* not connected yet: nothing to judge */
 	if (pp->cut)
 		return BIPFW_PEER_CUT;
-	/* Closed counts only once what it sent before closing is read. */
-	if (atomic_load(&pp->seg->closed))
-		return ring_ready(ctx, peer) ? BIPFW_PEER_LIVE
-					     : BIPFW_PEER_CLOSED;
+	/* Closed counts only once what it sent before closing is read
+	 * (its announcement, if any, went before the close). */
+	if (atomic_load(&pp->seg->closed)) {
+		scan_senders(ctx);
+		return pp->polled && ring_ready(ctx, peer) ? BIPFW_PEER_LIVE
+							   : BIPFW_PEER_CLOSED;
+	}
 	if (pp->pidfd >= 0) {
 		/* Readable once the process has exited. */
 		struct pollfd pfd = { .fd = pp->pidfd, .events = POLLIN };
@@ -1235,11 +1351,11 @@ static int rings_text(const struct shm_knobs *k, size_t packet_size, int n,
 {
 	uint64_t r = ring_size_for(k, packet_size, n);
 
-	return snprintf(buf, len, "%s%" PRIu64 " KiB at %d%s (%.2f MiB a "
-			"process)", n == 2 ? "" : ", ", r >> 10, n,
+	return snprintf(buf, len, "%s%" PRIu64 " KiB at %d%s (at most %.2f "
+			"MiB a process)", n == 2 ? "" : ", ", r >> 10, n,
 			n == 2 ? " nodes a host" : "",
-			(double)(ring_bytes(r) * (uint64_t)(n - 1) + RING_OFF) /
-				(1 << 20));
+			(double)(ring_stride(r) * (uint64_t)(n - 1) +
+				 ring_off(n)) / (1 << 20));
 }
 
 static int shm_probe(size_t packet_size, char *state, size_t len)
