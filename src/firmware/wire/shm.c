@@ -713,8 +713,7 @@ static int map_peer(const char *name, int peer, void **seg_p,
 	return 0;
 }
 
-/* Kernels that cannot populate: reserve the whole ring in the segment
- * mapped at seg from file fd before it is used. Both ends do it. */
+/* Reserve the whole ring in the segment mapped at seg from file fd. */
 static int reserve_ring(int fd, const void *seg, const struct ring *ring,
 			size_t ring_size, int peer)
 {
@@ -727,6 +726,19 @@ static int reserve_ring(int fd, const void *seg, const struct ring *ring,
 		return -BIP_ESYS;
 	}
 	return 0;
+}
+
+/* Kernels that cannot populate: both rings of a pair are reserved whole
+ * at connect, by both ends, before either is used; the peer's segment
+ * is mapped at seg from file fd. */
+static int reserve_rings(struct bipfw_shm *shm, int peer, int fd,
+			 const void *seg)
+{
+	const struct shm_peer *pp = &shm->peers[peer];
+	int rc = reserve_ring(fd, seg, pp->out, ring_bytes(pp->mask + 1), peer);
+
+	return rc ? rc : reserve_ring(shm->fd, shm->self, shm->in[peer],
+				      ring_bytes(shm->ring_size), peer);
 }
 
 /* Tell the peer to poll our ring from now on: before our first record
@@ -956,11 +968,7 @@ int bipfw_shm_connect(struct bipfw_shm *shm, int peer, const char *card)
 		return rc;
 	rc = bipfw_shm_attach(shm, peer, c.pid, seg, size);
 	if (!rc && !shm->lazy)
-		rc = reserve_ring(fd, seg, pp->out,
-				  ring_bytes(pp->mask + 1), peer);
-	if (!rc && !shm->lazy)
-		rc = reserve_ring(shm->fd, shm->self, shm->in[peer],
-				  ring_bytes(shm->ring_size), peer);
+		rc = reserve_rings(shm, peer, fd, seg);
 	close(fd);
 	if (rc) {
 		pp->seg = NULL;
