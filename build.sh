@@ -27,10 +27,13 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # (libclang-rt-14-dev, only recommended by clang) for the fuzz harnesses;
 # iproute2 (ip), nftables (frames lost on purpose) and ethtool (offloads
 # off on the links of the bad-network relay) for the tests across
-# hosts made of network namespaces.
+# hosts made of network namespaces; QEMU and a static busybox for the
+# kernel module's test, which boots Debian's kernel (fetched by the test
+# with apt-get download, never installed).
 packages="build-essential autoconf automake libtool pkg-config gfortran
 	libhwloc-dev python3 patch ccache xz-utils mpich libmpich-dev
-	clang libclang-rt-14-dev iproute2 nftables ethtool"
+	clang libclang-rt-14-dev iproute2 nftables ethtool
+	qemu-system-x86 busybox-static"
 
 install_packages() {
 	[ "${NO_APT:-0}" = 1 ] && return 0

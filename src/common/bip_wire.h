@@ -9,8 +9,13 @@
 #ifndef BIP_COMMON_WIRE_H
 #define BIP_COMMON_WIRE_H
 
+#ifdef __KERNEL__
+#include <linux/stddef.h>
+#include <linux/types.h>
+#else
 #include <stddef.h>
 #include <stdint.h>
+#endif
 
 #include "bip_limits.h"
 
