@@ -273,6 +273,12 @@ struct bip_wire_desc {
 /* The i-th wire, 0 (filled in) or -BIP_ENODE past the last. */
 int bip_wire_info(unsigned i, struct bip_wire_desc *d);
 
+/* The kernel module bip.ko (bip(4)). With ep: what that endpoint uses of
+ * it, or why nothing; without (NULL): whether it is loaded here and speaks
+ * this library's ABI. The text goes to buf (len bytes); 0 when in use (or
+ * loaded), else a negative code: BIP then does all without it. */
+int bip_kmod_info(const bip_ep_t *ep, char *buf, size_t len);
+
 /* The wire that carries node's traffic and why it was chosen: 0, or
  * -BIP_ESTATE if node is not connected. */
 int bip_peer_wire(const bip_ep_t *ep, int node, const char **name,

@@ -22,6 +22,14 @@ static void print_wires(void)
 		       d.usable ? "UNUSABLE: " : "", d.state);
 }
 
+static void print_kmod(void)
+{
+	char why[256];
+
+	printf("kernel module:     %s%s\n",
+	       bip_kmod_info(NULL, why, sizeof(why)) ? "" : "loaded: ", why);
+}
+
 /* What the NIC program needs with these knobs, sending to every peer. */
 static void print_memory(void)
 {
@@ -49,6 +57,10 @@ static int print_peers(void)
 			"bip_run)\n", bip_strerror(rc));
 		return 1;
 	}
+	char kmod[256];
+
+	(void)bip_kmod_info(ep, kmod, sizeof(kmod));
+	printf("node %d: kernel module: %s\n", bip_node(ep), kmod);
 	for (int n = 0; n < bip_nnodes(ep); n++) {
 		const char *wire, *why;
 
@@ -74,6 +86,7 @@ int main(int argc, char **argv)
 	printf("BIP version:       %s (wire protocol %d)\n", BIP_VERSION_STRING,
 	       BIP_WIRE_VERSION);
 	print_wires();
+	print_kmod();
 	printf("small messages:    at most %d bytes (BIP_SMALL_MAX)\n",
 	       BIP_SMALL_MAX);
 	printf("business card:     at most %d bytes\n", BIP_CARD_MAX);

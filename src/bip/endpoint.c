@@ -326,6 +326,20 @@ int bip_wire_info(unsigned i, struct bip_wire_desc *d)
 	return 0;
 }
 
+int bip_kmod_info(const bip_ep_t *ep, char *buf, size_t len)
+{
+	const char *why;
+	int rc;
+
+	if (!buf || !len)
+		return -BIP_EINVAL;
+	if (!ep)
+		return bipfw_kmod_probe(buf, len);
+	rc = bipfw_kmod_state(ep->fw, &why);
+	snprintf(buf, len, "%s", why);
+	return rc;
+}
+
 int bip_peer_chunk(const bip_ep_t *ep, int node, size_t *chunk)
 {
 	if (!ep || !chunk)

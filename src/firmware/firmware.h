@@ -198,8 +198,15 @@ extern const struct bipfw_wire_class *const bipfw_wire_classes[];
 extern const struct bip_knob_table bipfw_port_knobs;
 
 /* Open the wires this job may need: host-scope ones always, network ones
- * when the job spans hosts (or BIP_WIRE names one). */
+ * when the job spans hosts (or BIP_WIRE names one); and the kernel module,
+ * when it is there and BIP_KMOD allows. */
 int bipfw_wires_open(struct bipfw *fw, const struct bipfw_wire_params *p);
+/* What this NIC program uses of the kernel module, or why nothing, in
+ * *why: 0 when it uses it. */
+int bipfw_kmod_state(const struct bipfw *fw, const char **why);
+/* Whether the kernel module is loaded here and speaks our ABI (bip_info):
+ * 0 or an error, and what it offers or why not in why. */
+int bipfw_kmod_probe(char *why, size_t len);
 /* Add an opened wire (tests): its index. The NIC program closes it. */
 int bipfw_wire_add(struct bipfw *fw, const struct bipfw_wire_class *cls,
 		   void *ctx);

@@ -150,6 +150,22 @@ static size_t rts_count(const struct bipfw_config *cfg)
 	return nrts < BIPFW_NONE ? nrts : BIPFW_NONE - 1;
 }
 
+/* The host interface's buffers: an entry of the small-message queue or a
+ * send slot's copy each, every one BIP_SMALL_MAX bytes. */
+static size_t hostif_bytes(const struct bipfw_config *cfg)
+{
+	return ((size_t)cfg->small_queue + cfg->send_slots) * BIP_SMALL_MAX;
+}
+
+/* Lay the host interface's buffers out from m on. */
+static void hostif_place(struct bipfw *fw, uint8_t *m)
+{
+	for (unsigned i = 0; i < fw->cfg.small_queue; i++, m += BIP_SMALL_MAX)
+		fw->smallq[i].data = m;
+	for (unsigned i = fw->cfg.send_slots; i-- > 0; m += BIP_SMALL_MAX)
+		fw->slots[i].copy = m;
+}
+
 size_t bipfw_memory(const struct bipfw_config *cfg, size_t *per_peer)
 {
 	size_t n = (size_t)cfg->nnodes;
@@ -161,14 +177,13 @@ size_t bipfw_memory(const struct bipfw_config *cfg, size_t *per_peer)
 	       cfg->long_tags * sizeof(struct bipfw_lrecv) +
 	       rts_count(cfg) * sizeof(struct bipfw_rts) +
 	       cfg->small_queue * sizeof(struct bipfw_small_entry) +
-	       ((size_t)cfg->small_queue + cfg->send_slots) * BIP_SMALL_MAX;
+	       hostif_bytes(cfg);
 }
 
 int bipfw_create(const struct bipfw_config *cfg, struct bipfw **fw_p)
 {
 	struct bipfw *fw;
 	size_t n = (size_t)cfg->nnodes, nrts = rts_count(cfg);
-	uint8_t *m;
 	int rc = config_check(cfg);
 
 	if (rc)
@@ -177,14 +192,14 @@ int bipfw_create(const struct bipfw_config *cfg, struct bipfw **fw_p)
 	if (!fw)
 		return -BIP_ENOMEM;
 	fw->cfg = *cfg;
+	fw->kdev.fd = -1;
 
 	fw->peers = calloc(n, sizeof(*fw->peers));
 	fw->slots = calloc(cfg->send_slots, sizeof(*fw->slots));
 	fw->tags = calloc(cfg->long_tags, sizeof(*fw->tags));
 	fw->rts = calloc(nrts, sizeof(*fw->rts));
 	fw->smallq = calloc(cfg->small_queue, sizeof(*fw->smallq));
-	fw->mem = malloc(((size_t)cfg->small_queue + cfg->send_slots) *
-			 BIP_SMALL_MAX);
+	fw->mem = malloc(hostif_bytes(cfg));
 	if (!fw->peers || !fw->slots || !fw->tags || !fw->rts ||
 	    !fw->smallq || !fw->mem)
 		goto nomem;
@@ -201,16 +216,11 @@ int bipfw_create(const struct bipfw_config *cfg, struct bipfw **fw_p)
 	}
 	/* Touch the buffers now: entries lie a page apart, so otherwise each
 	 * of the first few hundred messages pays a page fault. */
-	memset(fw->mem, 0, ((size_t)cfg->small_queue + cfg->send_slots) *
-				   BIP_SMALL_MAX);
-	m = fw->mem;
-	for (unsigned i = 0; i < cfg->small_queue; i++, m += BIP_SMALL_MAX)
-		fw->smallq[i].data = m;
+	memset(fw->mem, 0, hostif_bytes(cfg));
+	hostif_place(fw, fw->mem);
 	fw->free_slot = BIPFW_NONE;
-	for (unsigned i = cfg->send_slots; i-- > 0; m += BIP_SMALL_MAX) {
-		fw->slots[i].copy = m;
+	for (unsigned i = cfg->send_slots; i-- > 0;)
 		bipfw_slot_free(fw, i);
-	}
 	for (unsigned i = 0; i < cfg->long_tags; i++)
 		fw->tags[i].rts_head = fw->tags[i].rts_tail = BIPFW_NONE;
 	fw->free_rts = BIPFW_NONE;
@@ -246,8 +256,29 @@ void bipfw_destroy(struct bipfw *fw)
 	free(fw->tags);
 	free(fw->rts);
 	free(fw->smallq);
-	free(fw->mem);
+	if (fw->mem != fw->kdev.nicmem)
+		free(fw->mem);
+	bipfw_kdev_close(&fw->kdev);
 	free(fw);
+}
+
+/* With the module, the host interface's buffers move to NIC memory, as
+ * on a card whose memory the host writes through a mapping (and so that
+ * the NIC program could run in the kernel or a daemon). Called before any
+ * traffic; without the module, or without room, they stay. */
+void bipfw_hostif_to_nicmem(struct bipfw *fw)
+{
+	size_t len = hostif_bytes(&fw->cfg);
+	uint8_t *m = bipfw_kdev_nicmem(&fw->kdev, len);
+
+	if (!m) {
+		bip_info("kernel module: %s", fw->kdev.why);
+		return;
+	}
+	memset(m, 0, len); /* as in bipfw_create: no faults later */
+	free(fw->mem);
+	fw->mem = m;
+	hostif_place(fw, m);
 }
 
 /* The peer can no longer take part: everything waiting on it fails. */

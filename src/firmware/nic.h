@@ -7,6 +7,7 @@
 
 #include "bip_errno.h"
 #include "firmware.h"
+#include "kdev.h"
 
 #define BIPFW_NONE 0xffffu /* end of an index-linked list */
 
@@ -338,7 +339,9 @@ struct bipfw {
 	unsigned rr; /* round-robin start for transmit */
 
 	struct bipfw_counters cnt;
-	uint8_t *mem; /* one allocation for the buffers above */
+	uint8_t *mem; /* one allocation for the buffers above, or NIC
+		       * memory of kdev */
+	struct bipfw_kdev kdev; /* /dev/bip, when the module is there */
 };
 
 /* The pool of rts entries: take one (BIPFW_NONE when empty), give back. */
@@ -406,5 +409,6 @@ void bipfw_wires_close(struct bipfw *fw);
 void bipfw_wires_wait(struct bipfw *fw, unsigned max_us);
 /* nic.c */
 void bipfw_peer_lost(struct bipfw *fw, int peer, enum bipfw_peer_state why);
+void bipfw_hostif_to_nicmem(struct bipfw *fw);
 
 #endif

@@ -34,10 +34,12 @@ _Static_assert(sizeof(wire_choices) / sizeof(wire_choices[0]) == NCLASSES + 1,
 	       "BIP_WIRE lists every wire class but self");
 
 static const char *const bulk_choices[] = { "auto", "off", NULL };
+static const char *const kmod_choices[] = { "auto", "off", NULL };
 
 struct port_knobs {
 	unsigned wire;
 	unsigned bulk; /* index in bulk_choices */
+	unsigned kmod; /* index in kmod_choices */
 };
 
 static const struct bip_knob_def knobs[] = {
@@ -55,6 +57,12 @@ static const struct bip_knob_def knobs[] = {
 	    "wire." },
 	  BIP_KNOB_CHOICE, 0, 0, bulk_choices,
 	  BIP_KNOB_UINT(struct port_knobs, bulk) },
+	{ { "BIP_KMOD", "auto|off", "auto",
+	    "auto: use the kernel module bip.ko when /dev/bip is there (the "
+	    "host interface's buffers in its NIC memory); off: never, as "
+	    "without it." },
+	  BIP_KNOB_CHOICE, 0, 0, kmod_choices,
+	  BIP_KNOB_UINT(struct port_knobs, kmod) },
 };
 
 const struct bip_knob_table bipfw_port_knobs = BIP_KNOB_TABLE(knobs);
@@ -103,6 +111,11 @@ int bipfw_wires_open(struct bipfw *fw, const struct bipfw_wire_params *params)
 	fw->forced = k.wire;
 	fw->bulk_auto = k.bulk == 0;
 	wp.cnt = &fw->cnt;
+	if (k.kmod == 0 && !bipfw_kdev_open(&fw->kdev, BIP_KABI_DEVICE,
+					    p->secret, p->job_key))
+		bipfw_hostif_to_nicmem(fw);
+	else if (k.kmod != 0)
+		snprintf(fw->kdev.why, sizeof(fw->kdev.why), "off (BIP_KMOD)");
 	for (unsigned i = 0; i < NCLASSES; i++) {
 		const struct bipfw_wire_class *cls = bipfw_wire_classes[i];
 		void *ctx;
@@ -125,6 +138,17 @@ int bipfw_wires_open(struct bipfw *fw, const struct bipfw_wire_params *params)
 		}
 	}
 	return 0;
+}
+
+int bipfw_kmod_state(const struct bipfw *fw, const char **why)
+{
+	*why = fw->kdev.why[0] ? fw->kdev.why : "not opened";
+	return fw->kdev.fd >= 0 ? 0 : -BIP_ESYS;
+}
+
+int bipfw_kmod_probe(char *why, size_t len)
+{
+	return bipfw_kdev_probe(BIP_KABI_DEVICE, why, len);
 }
 
 void bipfw_wires_close(struct bipfw *fw)

@@ -142,6 +142,22 @@ ${CC:-gcc} -static -O2 -Wall -Wextra -Werror -std=gnu11 \
 	"$srcdir/src/firmware/siphash.c" ||
 	skip "the test program does not link statically (libc6-dev?)"
 cp "$work/src/kmod/bip.ko" "$ird/lib/modules/"
+# libbip's own test of the module (test_hostif), as make check built it,
+# with the libraries it loads: into /lib, the loader where it is named.
+prog=$builddir/test/kmod/.libs/test_hostif
+[ -x "$prog" ] || prog=$builddir/test/kmod/test_hostif
+[ -x "$prog" ] && ! grep -q '^#!' "$prog" ||
+	die "no test/kmod/test_hostif in $builddir (make check builds it)"
+cp "$prog" "$ird/bin/test_hostif"
+LD_LIBRARY_PATH="$builddir/.libs" ldd "$prog" >"$work/ldd.txt" ||
+	die "ldd $prog failed"
+for lib in $(awk '$2 == "=>" && $3 ~ /^\// {print $3}' "$work/ldd.txt"); do
+	cp -L "$lib" "$ird/lib/"
+done
+interp=$(awk '$1 ~ /^\/.*ld-linux/ {print $1}' "$work/ldd.txt")
+[ -n "$interp" ] || die "no dynamic loader for $prog"
+mkdir -p "$ird$(dirname "$interp")"
+cp -L "$interp" "$ird$interp"
 
 mods=$(mod_files veth) || exit 1
 for f in $(echo "$mods" | awk '!seen[$0]++'); do
