@@ -49,6 +49,7 @@ static void print_memory(void)
 /* Under a launcher: join the job and print the wire to every peer. */
 static int print_peers(void)
 {
+	char kmod[256];
 	bip_ep_t *ep;
 	int rc = bip_init(&ep);
 
@@ -57,8 +58,6 @@ static int print_peers(void)
 			"bip_run)\n", bip_strerror(rc));
 		return 1;
 	}
-	char kmod[256];
-
 	(void)bip_kmod_info(ep, kmod, sizeof(kmod));
 	printf("node %d: kernel module: %s\n", bip_node(ep), kmod);
 	for (int n = 0; n < bip_nnodes(ep); n++) {

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -64,6 +65,18 @@ int bipfw_kdev_open(struct bipfw_kdev *k, const char *path, uint64_t secret,
 	return 0;
 }
 
+/* Add to what why says. */
+__attribute__((format(printf, 2, 3)))
+static void why_add(struct bipfw_kdev *k, const char *fmt, ...)
+{
+	size_t at = strlen(k->why);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(k->why + at, sizeof(k->why) - at, fmt, ap);
+	va_end(ap);
+}
+
 void *bipfw_kdev_nicmem(struct bipfw_kdev *k, size_t len)
 {
 	void *p;
@@ -71,23 +84,20 @@ void *bipfw_kdev_nicmem(struct bipfw_kdev *k, size_t len)
 	if (k->fd < 0 || k->nicmem)
 		return NULL;
 	if (len > k->info.nicmem_max) {
-		snprintf(k->why + strlen(k->why), sizeof(k->why) - strlen(k->why),
-			 "; NIC memory unused: %zu KiB needed, nicmem_max is "
-			 "%llu KiB", len >> 10,
-			 (unsigned long long)k->info.nicmem_max >> 10);
+		why_add(k, "; NIC memory unused: %zu KiB needed, nicmem_max is "
+			"%llu KiB", len >> 10,
+			(unsigned long long)k->info.nicmem_max >> 10);
 		return NULL;
 	}
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, k->fd, 0);
 	if (p == MAP_FAILED) {
-		snprintf(k->why + strlen(k->why), sizeof(k->why) - strlen(k->why),
-			 "; NIC memory unused: mmap of %zu KiB: %s", len >> 10,
-			 strerror(errno));
+		why_add(k, "; NIC memory unused: mmap of %zu KiB: %s",
+			len >> 10, strerror(errno));
 		return NULL;
 	}
 	k->nicmem = p;
 	k->nicmem_len = len;
-	snprintf(k->why + strlen(k->why), sizeof(k->why) - strlen(k->why),
-		 "; host interface in %zu KiB of NIC memory", len >> 10);
+	why_add(k, "; host interface in %zu KiB of NIC memory", len >> 10);
 	return p;
 }
 

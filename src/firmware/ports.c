@@ -111,11 +111,11 @@ int bipfw_wires_open(struct bipfw *fw, const struct bipfw_wire_params *params)
 	fw->forced = k.wire;
 	fw->bulk_auto = k.bulk == 0;
 	wp.cnt = &fw->cnt;
-	if (k.kmod == 0 && !bipfw_kdev_open(&fw->kdev, BIP_KABI_DEVICE,
-					    p->secret, p->job_key))
-		bipfw_hostif_to_nicmem(fw);
-	else if (k.kmod != 0)
+	if (k.kmod != 0)
 		snprintf(fw->kdev.why, sizeof(fw->kdev.why), "off (BIP_KMOD)");
+	else if (!bipfw_kdev_open(&fw->kdev, BIP_KABI_DEVICE, p->secret,
+				  p->job_key))
+		bipfw_hostif_to_nicmem(fw);
 	for (unsigned i = 0; i < NCLASSES; i++) {
 		const struct bipfw_wire_class *cls = bipfw_wire_classes[i];
 		void *ctx;
