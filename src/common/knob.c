@@ -63,12 +63,18 @@ static int parse_knob(const struct bip_knob_def *k, const char *text,
 			 k->d.type);
 		return -BIP_EINVAL;
 	case BIP_KNOB_SIZE:
+	case BIP_KNOB_SIZE_AUTO:
+		if (k->kind == BIP_KNOB_SIZE_AUTO && strcmp(text, "auto") == 0) {
+			*v = BIP_KNOB_AUTO;
+			return 0;
+		}
 		if (parse_size(text, v)) {
 			snprintf(why, len,
 				 "%s=%s: expected a size (bytes, or with "
-				 "k/m/g)%s",
+				 "k/m/g)%s%s",
 				 k->d.name, text,
-				 k->max == SIZE_MAX ? " or never" : "");
+				 k->max == SIZE_MAX ? ", never" : "",
+				 k->kind == BIP_KNOB_SIZE_AUTO ? " or auto" : "");
 			return -BIP_EINVAL;
 		}
 		break;
@@ -127,7 +133,8 @@ int bip_knob_table_load(const struct bip_knob_table *t, void *out)
 		field = (uint8_t *)out + k->off;
 		if (k->kind == BIP_KNOB_TEXT) {
 			memcpy(field, knob_text(k), v + 1);
-		} else if (k->kind == BIP_KNOB_SIZE) {
+		} else if (k->kind == BIP_KNOB_SIZE ||
+			   k->kind == BIP_KNOB_SIZE_AUTO) {
 			size_t s = (size_t)v;
 
 			memcpy(field, &s, sizeof(s));

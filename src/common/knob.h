@@ -14,11 +14,15 @@ enum bip_knob_kind {
 	BIP_KNOB_COUNT,  /* whole number in [min, max] */
 	BIP_KNOB_POW2,   /* power of two in [min, max] */
 	BIP_KNOB_SIZE,   /* bytes, with k/m/g; "never" is SIZE_MAX */
+	BIP_KNOB_SIZE_AUTO, /* the same, or "auto": BIP_KNOB_AUTO */
 	BIP_KNOB_CHOICE, /* one of choices: its index */
 	BIP_KNOB_TEXT,   /* a word of [A-Za-z0-9._:/,-], shorter than max */
 };
 
-/* A knob and where its value goes: a size_t for BIP_KNOB_SIZE, a char
+/* A size the layer measures for itself (BIP_KNOB_SIZE_AUTO). */
+#define BIP_KNOB_AUTO (SIZE_MAX - 1)
+
+/* A knob and where its value goes: a size_t for BIP_KNOB_SIZE(_AUTO), a char
  * array of max bytes for BIP_KNOB_TEXT, else an unsigned (the macros below
  * refuse to compile for a field of another type). */
 struct bip_knob_def {
