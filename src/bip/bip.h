@@ -239,6 +239,7 @@ struct bip_counters {
 	uint64_t faults_injected; /* packets dropped or doubled by BIP_FAULT_* */
 	uint64_t runs_sent;       /* runs of packets sent as one segmented */
 	uint64_t runs_received;   /* datagram (udp GSO), and received whole */
+	uint64_t kernel_copies;   /* of cma_transfers, by bip.ko's copy */
 };
 int bip_get_counters(const bip_ep_t *ep, struct bip_counters *c);
 

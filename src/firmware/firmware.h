@@ -20,6 +20,7 @@
 #include "knob.h"
 
 struct bipfw;
+struct bipfw_kdev;
 
 /* What a peer has become, as seen by the NIC program and the wire. */
 enum bipfw_peer_state {
@@ -36,7 +37,8 @@ enum bipfw_peer_state {
 	X(packets_sent) X(packets_received) X(acks_sent) X(nacks_sent)        \
 	X(nacks_received) X(retransmits) X(small_overflows)                   \
 	X(dropped_foreign) X(dropped_bad) X(dropped_dup) X(cma_transfers)     \
-	X(peers_lost) X(faults_injected) X(runs_sent) X(runs_received)
+	X(peers_lost) X(faults_injected) X(runs_sent) X(runs_received)        \
+	X(kernel_copies)
 
 struct bipfw_counters {
 #define BIPFW_COUNTER_FIELD(name) uint64_t name;
@@ -55,6 +57,8 @@ struct bipfw_wire_params {
 	uint64_t secret;    /* the job's secret: names and guards its traffic */
 	size_t packet_size; /* payload bytes per packet (agreed by all) */
 	struct bipfw_counters *cnt; /* where the wire counts what it drops */
+	struct bipfw_kdev *kdev;    /* /dev/bip, joined to the job (fd -1:
+				     * absent): the wire may use its copy */
 };
 
 /* Where a wire reaches. */
@@ -116,10 +120,17 @@ struct bipfw_wire_class {
 		    const void **payload, size_t *avail);
 	void (*release)(void *ctx);
 
-	/* DMA: write len bytes at addr in the peer's memory; NULL if absent.
-	 * -BIP_EAGAIN when denied (the caller falls back to packets). */
-	int (*dma_write)(void *ctx, int peer, uint64_t addr, const void *src,
-			 size_t len);
+	/* DMA: write len bytes at addr in the peer's memory, which the peer
+	 * may have exposed under key (0: not); NULL if absent. -BIP_EAGAIN
+	 * when denied (the caller falls back to packets). */
+	int (*dma_write)(void *ctx, int peer, uint64_t addr, uint64_t key,
+			 const void *src, size_t len);
+	/* Let the peer's dma_write reach [buf, buf + len) of ours, a receive
+	 * its CTS names: *key is what the CTS carries to it, 0 if the wire
+	 * needs none for this peer and size. unexpose ends it. NULL: none. */
+	int (*expose)(void *ctx, int peer, void *buf, size_t len,
+		      uint64_t *key);
+	void (*unexpose)(void *ctx, uint64_t key);
 	/* Single copy by the receiver: ready-mode long messages of at least
 	 * pull_min(peer) bytes are read by the peer from our memory (SIZE_MAX:
 	 * never); dma_read reads len bytes at addr in the peer's memory, an

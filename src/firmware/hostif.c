@@ -171,6 +171,31 @@ int bipfw_reap_send(struct bipfw *fw, unsigned slot, uint32_t gen)
 	return status ? status : 1;
 }
 
+/* A matched receive lets its sender write the data in one copy, where the
+ * wire can (a key in the CTS); a failure only means the data comes by
+ * packets. */
+static void expose(struct bipfw *fw, struct bipfw_lrecv *r)
+{
+	const struct bipfw_port *w = bipfw_port_of(fw, r->src);
+
+	r->key = 0;
+	if (w->cls->expose && r->total &&
+	    w->cls->expose(w->ctx, r->src, r->buf, r->total, &r->key))
+		r->key = 0;
+}
+
+static void unexpose(struct bipfw *fw, struct bipfw_lrecv *r)
+{
+	const struct bipfw_port *w;
+
+	if (!r->key)
+		return;
+	w = bipfw_port_of(fw, r->src);
+	if (w->cls->unexpose)
+		w->cls->unexpose(w->ctx, r->key);
+	r->key = 0;
+}
+
 /* Matching rule: the oldest announced message on a tag takes its receive;
  * the receiver then owes the sender a CTS (queued, never waited on). */
 void bipfw_match_tag(struct bipfw *fw, uint32_t tag)
@@ -200,6 +225,8 @@ void bipfw_match_tag(struct bipfw *fw, uint32_t tag)
 			 "exceeds the posted %zu bytes",
 			 r->total, r->src, tag, r->cap);
 		r->status = -BIP_ETRUNC;
+	} else {
+		expose(fw, r);
 	}
 	BIPFW_LIST_PUSH(&fw->peers[r->src].cts, fw->tags, cts_next, tag);
 }
@@ -241,6 +268,7 @@ int bipfw_reap_lrecv(struct bipfw *fw, uint32_t tag, uint32_t gen, int *node_p,
 		return 0;
 	*node_p = r->src;
 	*len_p = r->received;
+	unexpose(fw, r);
 	r->state = BIPFW_LRECV_FREE;
 	return r->status ? r->status : 1;
 }

@@ -178,6 +178,8 @@ struct bipfw_send {
 	size_t len;
 	size_t sent;    /* bytes packetized so far */
 	uint64_t raddr; /* long: receive buffer address, for DMA */
+	uint64_t rkey;  /* long: the key it was exposed under (the CTS's
+			 * payload), or 0 */
 	bool direct;    /* long: data already written by DMA */
 	bool pulled;    /* ready: the receiver reads the data itself */
 	uint64_t src_addr; /* pulled: the address it was told (the payload
@@ -221,6 +223,8 @@ struct bipfw_lrecv {
 	int status;
 	uint8_t *buf;
 	size_t cap, total, received;
+	uint64_t key;      /* buf exposed to src's DMA under it (our CTS
+			    * carries it), or 0 */
 };
 
 /* An RTS waiting for its tag to be posted, or a refused ready-mode message

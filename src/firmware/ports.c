@@ -111,6 +111,7 @@ int bipfw_wires_open(struct bipfw *fw, const struct bipfw_wire_params *params)
 	fw->forced = k.wire;
 	fw->bulk_auto = k.bulk == 0;
 	wp.cnt = &fw->cnt;
+	wp.kdev = &fw->kdev;
 	if (k.kmod != 0)
 		snprintf(fw->kdev.why, sizeof(fw->kdev.why), "off (BIP_KMOD)");
 	else if (!bipfw_kdev_open(&fw->kdev, BIP_KABI_DEVICE, p->secret,

@@ -74,6 +74,10 @@ static bool packet_valid(struct bipfw *fw, unsigned wire,
 	     (h->type == BIP_PKT_LONG_DATA &&
 	      (h->offset || h->len != sizeof(uint64_t)))))
 		goto bad;
+	/* A CTS carries nothing, or the key its receive is exposed under. */
+	if (h->type == BIP_PKT_LONG_CTS && h->len &&
+	    (h->len != sizeof(uint64_t) || (h->flags & BIP_PKTF_READY)))
+		goto bad;
 	if ((h->flags & BIP_PKTF_ACKREQ) &&
 	    (h->type == BIP_PKT_ACK || h->type == BIP_PKT_NACK))
 		goto bad;
@@ -225,7 +229,8 @@ static void deliver_verdict(struct bipfw *fw, int src, unsigned slot,
 	s->status = status;
 }
 
-static void deliver_cts(struct bipfw *fw, int src, const struct bip_pkt_hdr *h)
+static void deliver_cts(struct bipfw *fw, int src, const struct bip_pkt_hdr *h,
+			const void *payload)
 {
 	unsigned slot = h->msg_id % fw->cfg.send_slots;
 	struct bipfw_send *s = &fw->slots[slot];
@@ -248,6 +253,9 @@ static void deliver_cts(struct bipfw *fw, int src, const struct bip_pkt_hdr *h)
 	s->state = BIPFW_SEND_STREAM;
 	s->rtag = h->tag;
 	s->raddr = h->addr;
+	s->rkey = 0;
+	if (h->len == sizeof(s->rkey))
+		memcpy(&s->rkey, payload, sizeof(s->rkey));
 	BIPFW_LIST_PUSH(&fw->peers[src].stream, fw->slots, next, slot);
 }
 
@@ -420,7 +428,7 @@ static enum deliver_result deliver(struct bipfw *fw, int src,
 	case BIP_PKT_LONG_RTS:
 		return deliver_rts(fw, src, h);
 	case BIP_PKT_LONG_CTS:
-		deliver_cts(fw, src, h);
+		deliver_cts(fw, src, h, payload);
 		return DELIVERED;
 	case BIP_PKT_LONG_DATA:
 		return deliver_data(fw, src, p, h, payload);

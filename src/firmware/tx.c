@@ -115,6 +115,8 @@ static const void *entry_payload(const struct bipfw *fw,
 		return fw->slots[e->slot].copy + e->offset;
 	if (e->type == BIP_PKT_LONG_DATA && (e->flags & BIP_PKTF_PULL))
 		return &fw->slots[e->slot].src_addr;
+	if (e->type == BIP_PKT_LONG_CTS && e->len)
+		return &fw->tags[e->tag].key;
 	if (e->type == BIP_PKT_LONG_DATA && e->len)
 		return fw->slots[e->slot].buf + e->offset;
 	return NULL;
@@ -144,7 +146,7 @@ static void try_dma(struct bipfw *fw, int peer, struct bipfw_send *s)
 	const struct bipfw_port *w = bipfw_port_of(fw, peer);
 
 	if (!w->cls->dma_write || !s->raddr || !s->len ||
-	    w->cls->dma_write(w->ctx, peer, s->raddr, s->buf, s->len))
+	    w->cls->dma_write(w->ctx, peer, s->raddr, s->rkey, s->buf, s->len))
 		return;
 	s->direct = true;
 	fw->cnt.cma_transfers++;
@@ -229,6 +231,8 @@ static bool next_packet(struct bipfw *fw, int peer, struct bipfw_txent *e)
 		}
 		e->addr = (uint64_t)(uintptr_t)r->buf;
 		e->flags = r->cts_flagged ? BIP_PKTF_TRUNC : 0;
+		/* The key the buffer was exposed under, if any. */
+		e->len = r->key ? sizeof(r->key) : 0;
 		return true;
 	}
 	if (p->refused.head != BIPFW_NONE) {

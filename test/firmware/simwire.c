@@ -11,6 +11,15 @@ struct simpkt {
 	size_t len;
 };
 
+/* A receive buffer exposed to the peers' DMA (expose), by key. */
+#define SIM_EXPOSED 64
+
+struct simexp {
+	uint64_t key; /* 0: free */
+	uint64_t addr;
+	size_t len;
+};
+
 struct simport {
 	struct simwire_net *net;
 	int node;
@@ -22,6 +31,8 @@ struct simport {
 	struct simpkt *q; /* inbound queue (capacity entries) */
 	unsigned head, count;
 	struct simpkt cur;
+	struct simexp exp[SIM_EXPOSED];
+	uint64_t next_key;
 };
 
 struct simwire_net {
@@ -32,6 +43,7 @@ struct simwire_net {
 	struct simwire_faults f;
 	struct simport *ports;
 	uint64_t sent[BIP_PKT_NTYPES];
+	uint64_t keyed_writes, bad_keys;
 };
 
 uint64_t simwire_sent(struct simwire_net *net, unsigned type)
@@ -263,14 +275,79 @@ static void sim_release(void *ctx)
 	me->cur.payload = NULL;
 }
 
-/* Every node lives in this process: an address is an address. */
-static int sim_dma_write(void *ctx, int peer, uint64_t addr, const void *src,
-			 size_t len)
+/* The exposure of peer's under key that takes [addr, addr + len), or
+ * NULL. */
+static struct simexp *exposure(struct simport *peer, uint64_t key,
+			       uint64_t addr, size_t len)
 {
-	if (len < ((struct simport *)ctx)->dma_min)
+	for (unsigned i = 0; i < SIM_EXPOSED; i++)
+		if (peer->exp[i].key == key)
+			return addr == peer->exp[i].addr &&
+					       len <= peer->exp[i].len
+				       ? &peer->exp[i]
+				       : NULL;
+	return NULL;
+}
+
+/* Every node lives in this process: an address is an address. A key must
+ * name a live exposure of that very buffer, as bip.ko checks. */
+static int sim_dma_write(void *ctx, int peer, uint64_t addr, uint64_t key,
+			 const void *src, size_t len)
+{
+	struct simport *me = ctx;
+
+	if (len < me->dma_min)
 		return -BIP_EAGAIN;
+	if (key && !exposure(&me->net->ports[peer], key, addr, len)) {
+		me->net->bad_keys++;
+		return -BIP_EAGAIN;
+	}
+	me->net->keyed_writes += key != 0;
 	memcpy((void *)(uintptr_t)addr, src, len);
 	return 0;
+}
+
+static int sim_expose(void *ctx, int peer, void *buf, size_t len,
+		      uint64_t *key)
+{
+	struct simport *me = ctx;
+
+	(void)peer;
+	*key = 0;
+	if (len < me->dma_min)
+		return 0;
+	for (unsigned i = 0; i < SIM_EXPOSED; i++)
+		if (!me->exp[i].key) {
+			me->exp[i] = (struct simexp){ ++me->next_key,
+						      (uintptr_t)buf, len };
+			*key = me->exp[i].key;
+			return 0;
+		}
+	return -BIP_ENOMEM;
+}
+
+static void sim_unexpose(void *ctx, uint64_t key)
+{
+	struct simport *me = ctx;
+
+	for (unsigned i = 0; i < SIM_EXPOSED; i++)
+		if (me->exp[i].key == key)
+			me->exp[i].key = 0;
+}
+
+unsigned simwire_exposed(struct simwire_net *net, int node)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < SIM_EXPOSED; i++)
+		n += net->ports[node].exp[i].key != 0;
+	return n;
+}
+
+uint64_t simwire_keyed_writes(struct simwire_net *net, uint64_t *bad)
+{
+	*bad = net->bad_keys;
+	return net->keyed_writes;
 }
 
 static size_t sim_pull_min(void *ctx, int peer)
@@ -330,6 +407,8 @@ const struct bipfw_wire_class simwire_class = {
 	.peek = sim_peek,
 	.release = sim_release,
 	.dma_write = sim_dma_write,
+	.expose = sim_expose,
+	.unexpose = sim_unexpose,
 	.pull_min = sim_pull_min,
 	.dma_read = sim_dma_read,
 	.peer_state = sim_peer_state,

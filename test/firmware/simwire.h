@@ -52,6 +52,13 @@ void simwire_inject(struct simwire_net *net, int dst,
 		    const struct bip_pkt_hdr *hdr, const void *payload,
 		    size_t len);
 
+/* Receive buffers node exposes to its peers' DMA now (a CTS names each by
+ * its key; none is left once every receive is reaped). */
+unsigned simwire_exposed(struct simwire_net *net, int node);
+/* DMA writes that named an exposure; *bad: those whose key named none
+ * (stale, foreign, or another buffer). */
+uint64_t simwire_keyed_writes(struct simwire_net *net, uint64_t *bad);
+
 /* Packets of a type put on the wire so far (before any fault). */
 uint64_t simwire_sent(struct simwire_net *net, unsigned type);
 

@@ -322,8 +322,20 @@ static struct bipfw_counters run(const struct scenario *sc, uint64_t seed,
 	}
 	CHECK(done, "%s seed %llu: no completion after %lu steps", sc->name,
 	      (unsigned long long)seed, iter);
+	if (sc->dma) {
+		uint64_t bad, keyed = simwire_keyed_writes(net, &bad);
+
+		CHECK(keyed > 0 && !bad, "%s seed %llu: %llu DMA writes by "
+		      "key, %llu with a bad one", sc->name,
+		      (unsigned long long)seed, (unsigned long long)keyed,
+		      (unsigned long long)bad);
+	}
 	for (int i = 0; i < NN; i++) {
 		const struct bipfw_counters *c = bipfw_counters(nodes[i].fw);
+
+		CHECK(!simwire_exposed(net, i), "%s seed %llu: node %d still "
+		      "exposes %u receive buffers", sc->name,
+		      (unsigned long long)seed, i, simwire_exposed(net, i));
 
 #define ADD(name) sum.name += c->name;
 		BIPFW_COUNTERS(ADD)

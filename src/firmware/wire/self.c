@@ -124,10 +124,10 @@ static void self_release(void *ctx)
 
 /* addr is our own receive buffer, named by a CTS we built and looped back
  * through private memory: no other process could have written it. */
-static int self_dma_write(void *ctx, int peer, uint64_t addr, const void *src,
-			  size_t len)
+static int self_dma_write(void *ctx, int peer, uint64_t addr, uint64_t key,
+			  const void *src, size_t len)
 {
-	(void)ctx, (void)peer;
+	(void)ctx, (void)peer, (void)key;
 	memmove((void *)(uintptr_t)addr, src, len);
 	return 0;
 }
