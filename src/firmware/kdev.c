@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,9 +16,6 @@
 #include "bip_errno.h"
 #include "kdev.h"
 #include "log.h"
-
-#define BIP_IOC_INFO _IOR(BIP_KABI_IOC_TYPE, 0, struct bip_kabi_info)
-#define BIP_IOC_JOB _IOWR(BIP_KABI_IOC_TYPE, 1, struct bip_kabi_job)
 
 /* Open path and read what the module is; fd or -1 with why set. */
 static int open_checked(const char *path, struct bip_kabi_info *info,
@@ -65,9 +63,7 @@ int bipfw_kdev_open(struct bipfw_kdev *k, const char *path, uint64_t secret,
 	return 0;
 }
 
-/* Add to what why says. */
-__attribute__((format(printf, 2, 3)))
-static void why_add(struct bipfw_kdev *k, const char *fmt, ...)
+void bipfw_kdev_why_add(struct bipfw_kdev *k, const char *fmt, ...)
 {
 	size_t at = strlen(k->why);
 	va_list ap;
@@ -84,21 +80,51 @@ void *bipfw_kdev_nicmem(struct bipfw_kdev *k, size_t len)
 	if (k->fd < 0 || k->nicmem)
 		return NULL;
 	if (len > k->info.nicmem_max) {
-		why_add(k, "; NIC memory unused: %zu KiB needed, nicmem_max is "
+		bipfw_kdev_why_add(k, "; NIC memory unused: %zu KiB needed, nicmem_max is "
 			"%llu KiB", len >> 10,
 			(unsigned long long)k->info.nicmem_max >> 10);
 		return NULL;
 	}
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, k->fd, 0);
 	if (p == MAP_FAILED) {
-		why_add(k, "; NIC memory unused: mmap of %zu KiB: %s",
+		bipfw_kdev_why_add(k, "; NIC memory unused: mmap of %zu KiB: %s",
 			len >> 10, strerror(errno));
 		return NULL;
 	}
 	k->nicmem = p;
 	k->nicmem_len = len;
-	why_add(k, "; host interface in %zu KiB of NIC memory", len >> 10);
+	bipfw_kdev_why_add(k, "; host interface in %zu KiB of NIC memory", len >> 10);
 	return p;
+}
+
+int bipfw_kdev_reg(struct bipfw_kdev *k, const void *addr, size_t len,
+		   uint64_t *handle)
+{
+	struct bip_kabi_reg r = { .addr = (uint64_t)(uintptr_t)addr,
+				  .len = len };
+
+	if (ioctl(k->fd, BIP_IOC_REG, &r) < 0)
+		return errno == ENOMEM ? -BIP_ENOMEM : -BIP_ESYS;
+	*handle = r.handle;
+	return 0;
+}
+
+void bipfw_kdev_dereg(struct bipfw_kdev *k, uint64_t handle)
+{
+	if (ioctl(k->fd, BIP_IOC_DEREG, &handle) < 0)
+		bip_warn("/dev/bip: deregistering region %#" PRIx64 ": %s",
+			 handle, strerror(errno));
+}
+
+int bipfw_kdev_copy(struct bipfw_kdev *k, const struct bip_kabi_copy *c)
+{
+	if (ioctl(k->fd, BIP_IOC_COPY, c) == 0)
+		return 0;
+	bip_warn("/dev/bip: %s %" PRIu64 " bytes %s endpoint %#" PRIx64
+		 " failed: %s", c->flags == BIP_COPY_READ ? "reading" : "writing",
+		 c->len, c->flags == BIP_COPY_READ ? "from" : "to", c->peer,
+		 strerror(errno));
+	return -BIP_ESYS;
 }
 
 void bipfw_kdev_close(struct bipfw_kdev *k)

@@ -18,7 +18,7 @@ struct bipfw_kdev {
 	struct bip_kabi_info info;  /* the module's version and limits */
 	void *nicmem;               /* NIC memory mapped, or NULL */
 	size_t nicmem_len;
-	char why[128];              /* what is in use, or why not */
+	char why[320];              /* what is in use, or why not */
 };
 
 /* Open path and join the job; on failure fd is -1 and why says why. */
@@ -27,6 +27,28 @@ int bipfw_kdev_open(struct bipfw_kdev *k, const char *path, uint64_t secret,
 /* Map len bytes of NIC memory (once), or NULL with why set. */
 void *bipfw_kdev_nicmem(struct bipfw_kdev *k, size_t len);
 void bipfw_kdev_close(struct bipfw_kdev *k);
+/* Add to what why says (what uses the module, and how). */
+__attribute__((format(printf, 2, 3)))
+void bipfw_kdev_why_add(struct bipfw_kdev *k, const char *fmt, ...);
+
+/* Pin [addr, addr + len) and name it by *handle (BIP_IOC_REG), until
+ * bipfw_kdev_dereg or close: 0, -BIP_ENOMEM past RLIMIT_MEMLOCK or
+ * max_pinned, -BIP_ESYS. */
+int bipfw_kdev_reg(struct bipfw_kdev *k, const void *addr, size_t len,
+		   uint64_t *handle);
+void bipfw_kdev_dereg(struct bipfw_kdev *k, uint64_t handle);
+/* The kernel's copy between two registered regions (BIP_IOC_COPY), which
+ * checks both ranges and the peer's job: 0 or -BIP_ESYS (logged). */
+int bipfw_kdev_copy(struct bipfw_kdev *k, const struct bip_kabi_copy *c);
+
+/* kcopy.c: the kernel's copy as a wire's DMA engine. */
+/* Write len bytes of src into region key of endpoint peer, from its
+ * start: 0, or -BIP_EAGAIN if the kernel would not (send it otherwise). */
+int bipfw_kcopy_write(struct bipfw_kdev *k, uint64_t peer, uint64_t key,
+		      const void *src, size_t len);
+/* The size from which the kernel's copy costs less than the rings, as
+ * measured now (SIZE_MAX: at no size); why gets the measurements. */
+size_t bipfw_kcopy_calibrate(struct bipfw_kdev *k, char *why, size_t len);
 /* Whether path opens and speaks our ABI, for bip_info; 0 or an error. */
 int bipfw_kdev_probe(const char *path, char *why, size_t len);
 

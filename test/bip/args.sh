@@ -8,6 +8,14 @@ out=$(BIP_IDLE=sometimes "$BIP_RUN" -n 2 -t 30 "$top_builddir/examples/bip_hello
 	{ echo "FAILED: a bad BIP_IDLE was accepted"; exit 1; }
 echo "$out" | grep -q "BIP_IDLE=sometimes: expected one of" ||
 	{ echo "FAILED: no clear message for a bad knob: $out"; exit 1; }
+# A size knob that may be measured takes auto, a size or never, nothing else.
+out=$(BIP_SHM_KCOPY_MIN=lots "$BIP_RUN" -n 2 -t 30 "$top_builddir/examples/bip_hello" 2>&1) &&
+	{ echo "FAILED: a bad BIP_SHM_KCOPY_MIN was accepted"; exit 1; }
+echo "$out" | grep -q "BIP_SHM_KCOPY_MIN=lots: expected a size.* or auto" ||
+	{ echo "FAILED: no clear message for a bad size knob: $out"; exit 1; }
+for v in auto 64k never; do
+	BIP_SHM_KCOPY_MIN=$v run "$BIP_RUN" -n 2 -t 30 "$top_builddir/examples/bip_hello"
+done
 # Settings every node must share are checked when nodes connect.
 out=$("$BIP_RUN" -n 2 -t 30 sh -c '[ "$PMI_RANK" = 1 ] && export BIP_LONG_TAGS=32;
 	exec "$0"' "$top_builddir/examples/bip_hello" 2>&1) &&

@@ -1159,8 +1159,28 @@ static void run(const char *name, void (*fn)(void), bool unprivileged)
 	fflush(stdout);
 }
 
-int main(void)
+/* "kmodtest stats": the module's counters since it loaded, on one line,
+ * for /init to compare around a run of libbip. */
+static int module_stats(void)
 {
+	struct bip_kabi_stats s;
+	int fd = dev_open();
+
+	join(fd, 0x5354415453, 1);
+	REQUIRE(ioctl(fd, BIP_IOC_STATS, &s) == 0);
+	printf("module:");
+	for (unsigned i = 0; i < BIP_CNT_N; i++)
+		printf(" %s=%llu", bip_kabi_counter_name(i),
+		       (unsigned long long)s.module[i]);
+	printf("\n");
+	close(fd);
+	return failures != 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "stats"))
+		return module_stats();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	run("device", test_device, false);
 	run("job", test_job, true);

@@ -1,7 +1,8 @@
 /*
  * wire/shm.c - the shm wire: links between processes of one host made of
  * single-producer/single-consumer packet rings in shared memory, a futex
- * doorbell as the NIC's interrupt, and cross-memory attach as the DMA engine.
+ * doorbell as the NIC's interrupt, and cross-memory attach or bip.ko's copy
+ * (kcopy.c) as the DMA engine.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -30,11 +31,12 @@
 
 #include "bip_errno.h"
 #include "bip_field.h"
+#include "kdev.h"
 #include "log.h"
 #include "shm.h"
 
 #define SEG_MAGIC 0x3170696273686d31ull /* "1mhsbip1" */
-#define SEG_VERSION 3
+#define SEG_VERSION 4
 #define CACHELINE 64
 /* Records start on 128-byte boundaries: a header and the first payload
  * line form the pair of lines the hardware fetches together. */
@@ -63,6 +65,7 @@ struct seg_info {
 	int32_t node;
 	int32_t pid;
 	uint64_t self_addr; /* where the owner mapped it: CMA probe target */
+	uint64_t kendpoint; /* its /dev/bip file in the job (0: none) */
 	uint32_t packet_size;
 	uint32_t flags;    /* SEG_* */
 	uint64_t ring_off, ring_size; /* ring_size: bytes of records */
@@ -174,6 +177,7 @@ struct shm_peer {
 	pid_t pid;
 	int pidfd;           /* the peer's process, or -1: judged by its pid */
 	bool cma;
+	uint64_t kendpoint;  /* its /dev/bip file, 0: no kernel copy */
 	bool mapped;         /* seg is ours to unmap (not a test's memory) */
 	bool polled;         /* its ring in our segment is in srcs */
 };
@@ -184,6 +188,8 @@ struct shm_knobs {
 	size_t cma_min;      /* long messages of at least this size go by
 			      * cross-memory attach (SIZE_MAX: never) */
 	size_t pull_min;     /* ready-mode ones, read by the receiver */
+	size_t kcopy_min;    /* announced ones by bip.ko's copy (SIZE_MAX:
+			      * never, BIP_KNOB_AUTO: calibrate) */
 };
 
 static const struct bip_knob_def knobs[] = {
@@ -214,6 +220,16 @@ static const struct bip_knob_def knobs[] = {
 	    "same)." },
 	  BIP_KNOB_SIZE, 0, SIZE_MAX, NULL,
 	  BIP_KNOB_SIZE_T(struct shm_knobs, pull_min) },
+	{ { "BIP_SHM_KCOPY_MIN", "size|never|auto", "auto",
+	    "With the kernel module bip.ko loaded, announced long messages "
+	    "of at least this size are written by the sender into the "
+	    "receive buffer, which the receiver registered, in one copy by "
+	    "the kernel instead of two through the rings. auto: measured "
+	    "when the endpoint opens, the smallest size at which the "
+	    "kernel's copy costs no more CPU time than the rings' two "
+	    "(bip_info -p shows it)." },
+	  BIP_KNOB_SIZE_AUTO, 0, SIZE_MAX, NULL,
+	  BIP_KNOB_SIZE_T(struct shm_knobs, kcopy_min) },
 };
 
 static const struct bip_knob_table shm_knobs = BIP_KNOB_TABLE(knobs);
@@ -552,6 +568,35 @@ static int create_segment(struct bipfw_shm *shm, const char *name)
 	return 0;
 }
 
+/* bip.ko's copy for long messages, if the module is open and the knob lets
+ * it: the threshold, measured if auto (said in the module's line of
+ * bip_info -p). Returns our file's id for the segment header, or 0. */
+static uint64_t kcopy_open(struct bipfw_shm *shm)
+{
+	struct bipfw_kdev *k = shm->p.kdev;
+	char why[160];
+
+	if (!k || k->fd < 0 || shm->p.local_nodes <= 1 ||
+	    shm->k.kcopy_min == SIZE_MAX) {
+		shm->k.kcopy_min = SIZE_MAX;
+		return 0;
+	}
+	if (shm->k.kcopy_min != BIP_KNOB_AUTO) {
+		bipfw_kdev_why_add(k, "; shm kernel copy from %zu bytes "
+				   "(BIP_SHM_KCOPY_MIN)", shm->k.kcopy_min);
+		return k->endpoint;
+	}
+	shm->k.kcopy_min = bipfw_kcopy_calibrate(k, why, sizeof(why));
+	if (shm->k.kcopy_min == SIZE_MAX)
+		bipfw_kdev_why_add(k, "; shm kernel copy never (kernel/rings: "
+				   "%s)", why);
+	else
+		bipfw_kdev_why_add(k, "; shm kernel copy from %zu KiB "
+				   "(kernel/rings: %s)",
+				   shm->k.kcopy_min >> 10, why);
+	return shm->k.kcopy_min == SIZE_MAX ? 0 : k->endpoint;
+}
+
 /* Cross-memory attach between the job's processes, either way: siblings
  * may read each other's memory only if each allows it (Yama). */
 static bool cma_wanted(const struct bipfw_shm *shm)
@@ -621,6 +666,7 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 	h->node = params->node;
 	h->pid = getpid();
 	h->self_addr = (uint64_t)(uintptr_t)h;
+	h->kendpoint = kcopy_open(shm);
 	h->packet_size = (uint32_t)params->packet_size;
 	h->flags = shm->membarrier ? SEG_MEMBARRIER : 0;
 	h->ring_off = shm->ring_off;
@@ -922,6 +968,8 @@ int bipfw_shm_attach(struct bipfw_shm *shm, int peer, int pid, void *seg,
 	pp->ready = shm->lazy ? 0 : UINT64_MAX;
 	pp->fence = !shm->membarrier || !(h.flags & SEG_MEMBARRIER);
 	pp->cma = cma_wanted(shm) && cma_works(pp, h.self_addr);
+	/* Only an id: the kernel checks that it is a file of our job. */
+	pp->kendpoint = shm->k.kcopy_min != SIZE_MAX ? h.kendpoint : 0;
 	return 0;
 }
 
@@ -1215,12 +1263,36 @@ static int cma_copy(struct bipfw_shm *shm, int peer, void *local_buf,
 	return 0;
 }
 
-static int shm_dma_write(void *ctx, int peer, uint64_t addr, const void *src,
-			 size_t len)
+/* A receive buffer the kernel may write from the peer's side, if bip.ko
+ * is open at both ends and the message is long enough. */
+static int shm_expose(void *ctx, int peer, void *buf, size_t len,
+		      uint64_t *key)
 {
 	struct bipfw_shm *shm = ctx;
 
-	if (!shm->peers[peer].cma || len < shm->k.cma_min)
+	*key = 0;
+	if (!shm->peers[peer].kendpoint || len < shm->k.kcopy_min)
+		return 0;
+	return bipfw_kdev_reg(shm->p.kdev, buf, len, key);
+}
+
+static void shm_unexpose(void *ctx, uint64_t key)
+{
+	bipfw_kdev_dereg(((struct bipfw_shm *)ctx)->p.kdev, key);
+}
+
+static int shm_dma_write(void *ctx, int peer, uint64_t addr, uint64_t key,
+			 const void *src, size_t len)
+{
+	struct bipfw_shm *shm = ctx;
+	struct shm_peer *pp = &shm->peers[peer];
+
+	if (key && pp->kendpoint &&
+	    !bipfw_kcopy_write(shm->p.kdev, pp->kendpoint, key, src, len)) {
+		shm->p.cnt->kernel_copies++;
+		return 0;
+	}
+	if (!pp->cma || len < shm->k.cma_min)
 		return -BIP_EAGAIN;
 	return cma_copy(shm, peer, (void *)(uintptr_t)src, addr, len, true);
 }
@@ -1429,6 +1501,8 @@ const struct bipfw_wire_class bipfw_shm_class = {
 	.peek = shm_peek,
 	.release = shm_release,
 	.dma_write = shm_dma_write,
+	.expose = shm_expose,
+	.unexpose = shm_unexpose,
 	.pull_min = shm_pull_min,
 	.dma_read = shm_dma_read,
 	.peer_state = shm_peer_state,
