@@ -24,7 +24,7 @@ static void print_wires(void)
 
 static void print_kmod(void)
 {
-	char why[256];
+	char why[512];
 
 	printf("kernel module:     %s%s\n",
 	       bip_kmod_info(NULL, why, sizeof(why)) ? "" : "loaded: ", why);
@@ -49,7 +49,7 @@ static void print_memory(void)
 /* Under a launcher: join the job and print the wire to every peer. */
 static int print_peers(void)
 {
-	char kmod[256];
+	char kmod[512];
 	bip_ep_t *ep;
 	int rc = bip_init(&ep);
 

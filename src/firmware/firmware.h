@@ -215,6 +215,8 @@ int bipfw_wires_open(struct bipfw *fw, const struct bipfw_wire_params *p);
 /* What this NIC program uses of the kernel module, or why nothing, in
  * *why: 0 when it uses it. */
 int bipfw_kmod_state(const struct bipfw *fw, const char **why);
+/* Whether BIP_KMOD lets the NIC program use the module (a wire's probe). */
+bool bipfw_kmod_wanted(void);
 /* Whether the kernel module is loaded here and speaks our ABI (bip_info):
  * 0 or an error, and what it offers or why not in why. */
 int bipfw_kmod_probe(char *why, size_t len);

@@ -49,6 +49,38 @@ int bipfw_kcopy_write(struct bipfw_kdev *k, uint64_t peer, uint64_t key,
 /* The size from which the kernel's copy costs less than the rings, as
  * measured now (SIZE_MAX: at no size); why gets the measurements. */
 size_t bipfw_kcopy_calibrate(struct bipfw_kdev *k, char *why, size_t len);
+/* kframe.c: the module's frame path (BIP_IOC_BIND, BIP_IOC_SEND) as a
+ * link, on a file of its own. */
+struct bipfw_kframe {
+	struct bipfw_kdev k; /* the file, joined to the job and bound */
+	uint8_t *ring;       /* slots the kernel fills, registered */
+	uint32_t slot_size, slots;
+	uint32_t at;         /* the next slot to look at */
+	uint8_t mac[6];      /* the interface's address */
+	uint32_t mtu;        /* its frames' bytes after the Ethernet header */
+};
+
+/* Open a file of the job (secret, job_key) bound to ifname for frames of
+ * ethertype (and, for packets, of node), with a ring of about ring_bytes
+ * (less if the kernel will not pin that much) of slots for frames of
+ * frame_max bytes: 0, -BIP_EWIRE if the module is absent or does not
+ * allow ifname, or an error; logged. */
+int bipfw_kframe_open(struct bipfw_kframe *f, uint64_t secret,
+		      uint64_t job_key, const char *ifname, uint16_t ethertype,
+		      uint32_t node, size_t frame_max, size_t ring_bytes);
+/* The next frame in the ring, from its outer header on (slot->len bytes,
+ * the slot's header copied to *slot), until bipfw_kframe_release; or
+ * NULL. */
+const uint8_t *bipfw_kframe_peek(struct bipfw_kframe *f,
+				 struct bip_kabi_slot *slot);
+void bipfw_kframe_release(struct bipfw_kframe *f);
+/* Send n frames: how many went (from the first on), or -1 and errno if
+ * none did. */
+int bipfw_kframe_send(struct bipfw_kframe *f, const struct bip_kabi_frame *fr,
+		      unsigned n);
+/* Unbind, unpin and free (k.fd -1: nothing to do). */
+void bipfw_kframe_close(struct bipfw_kframe *f);
+
 /* Whether path opens and speaks our ABI, for bip_info; 0 or an error. */
 int bipfw_kdev_probe(const char *path, char *why, size_t len);
 

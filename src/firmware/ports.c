@@ -47,7 +47,8 @@ static const struct bip_knob_def knobs[] = {
 	    "The wire every other node must be reached by. auto: shm for "
 	    "peers on this host, "
 	    "eth for the others when BIP_ETH_IFACE names an interface and "
-	    "packet sockets are allowed (CAP_NET_RAW), else udp." },
+	    "packet sockets are allowed (CAP_NET_RAW) or bip.ko carries the "
+	    "frames, else udp." },
 	  BIP_KNOB_CHOICE, 0, 0, wire_choices,
 	  BIP_KNOB_UINT(struct port_knobs, wire) },
 	{ { "BIP_BULK", "auto|off", "auto",
@@ -59,8 +60,9 @@ static const struct bip_knob_def knobs[] = {
 	  BIP_KNOB_UINT(struct port_knobs, bulk) },
 	{ { "BIP_KMOD", "auto|off", "auto",
 	    "auto: use the kernel module bip.ko when /dev/bip is there (the "
-	    "host interface's buffers in its NIC memory); off: never, as "
-	    "without it." },
+	    "host interface's buffers in its NIC memory, the shm wire's "
+	    "long messages by its copy, the eth wire's frames without "
+	    "CAP_NET_RAW); off: never, as without it." },
 	  BIP_KNOB_CHOICE, 0, 0, kmod_choices,
 	  BIP_KNOB_UINT(struct port_knobs, kmod) },
 };
@@ -145,6 +147,13 @@ int bipfw_kmod_state(const struct bipfw *fw, const char **why)
 {
 	*why = fw->kdev.why[0] ? fw->kdev.why : "not opened";
 	return fw->kdev.fd >= 0 ? 0 : -BIP_ESYS;
+}
+
+bool bipfw_kmod_wanted(void)
+{
+	struct port_knobs k;
+
+	return bip_knob_table_load(&bipfw_port_knobs, &k) == 0 && k.kmod == 0;
 }
 
 int bipfw_kmod_probe(char *why, size_t len)

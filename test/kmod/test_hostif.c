@@ -9,14 +9,23 @@
  *   test_hostif kcopy  the same, and long messages go by the kernel's
  *                      copy (BIP_SHM_KCOPY_MIN=4k is set here), as an
  *                      unprivileged user (root becomes nobody first)
+ *   test_hostif eth    two hosts over the eth wire, unprivileged: node 1
+ *                      moves into a network namespace of its own with
+ *                      veth1 (veth0's peer, both allowed by bip.ko), both
+ *                      become nobody (no CAP_NET_RAW), and frames must go
+ *                      through /dev/bip
+ *   test_hostif noeth  the same set-up with BIP_KMOD=off: the eth wire
+ *                      must not open (no packet socket, no module), and
+ *                      bip_info and bip_open must say so
  *   test_hostif none   it must not be: no mapping of /dev/bip, no kernel
  *                      copy
  *
  * make check runs "none" (no module on the build machine, or BIP_KMOD=off);
- * the QEMU guest runs both.
+ * the QEMU guest runs all.
  */
-#define _GNU_SOURCE /* setresuid */
+#define _GNU_SOURCE /* setresuid, unshare */
 #include <grp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,17 +131,54 @@ static int trade(bip_ep_t *ep, int node)
 	return 0;
 }
 
-static int run(int node, int rfd, int wfd, uint64_t secret, int want_kmod,
-	       int want_kcopy)
+enum mode { NONE, KMOD, KCOPY, ETH, NOETH };
+
+/* What bip_info says of the eth wire here: that frames go through
+ * /dev/bip (usable), or that it is not used. */
+static int eth_info_ok(int node, int usable)
+{
+	struct bip_wire_desc d;
+
+	for (unsigned i = 0; bip_wire_info(i, &d) == 0; i++) {
+		if (strcmp(d.name, "eth"))
+			continue;
+		if (usable ? d.usable == 0 && strstr(d.state, "through /dev/bip")
+			   : d.usable && strstr(d.state, "not used"))
+			return 0;
+		return fprintf(stderr, "node %d: bip_info says of eth: %s\n",
+			       node, d.state);
+	}
+	return fprintf(stderr, "node %d: no eth wire\n", node);
+}
+
+static int run(int node, int rfd, int wfd, uint64_t secret, enum mode mode)
 {
 	struct bip_open_params p = { .node = node, .nnodes = 2,
 				     .job_key = 0x686f737469660a, .secret = secret,
 				     .nhosts = 1, .local_nodes = 2 };
+	int want_kmod = mode != NONE && mode != NOETH;
 	char mine[BIP_CARD_MAX] = "", theirs[BIP_CARD_MAX], why[512];
 	struct bip_counters c;
 	bip_ep_t *ep;
 	int rc, in_use, mapped;
 
+	if (mode == ETH || mode == NOETH)
+		p = (struct bip_open_params){ .node = node, .nnodes = 2,
+					      .job_key = p.job_key,
+					      .secret = secret, .host = node,
+					      .nhosts = 2, .local_nodes = 1 };
+	if ((mode == ETH || mode == NOETH) && eth_info_ok(node, mode == ETH))
+		return 1;
+	if (mode == NOETH) {
+		rc = bip_open(&p, &ep);
+		if (rc != -BIP_EWIRE)
+			return fprintf(stderr, "node %d: the eth wire opened "
+				       "without the module (%s)\n", node,
+				       bip_strerror(rc));
+		printf("node %d: no eth wire without the module, as it "
+		       "should be: %s\n", node, bip_strerror(rc));
+		return 0;
+	}
 	if ((rc = bip_open(&p, &ep)) || (rc = bip_card(ep, mine, sizeof(mine))))
 		return fprintf(stderr, "open: %s\n", bip_strerror(rc));
 	if (full_io(wfd, mine, sizeof(mine), 1) ||
@@ -156,34 +202,76 @@ static int run(int node, int rfd, int wfd, uint64_t secret, int want_kmod,
 	if (want_kmod && (!in_use || !strstr(why, "NIC memory") || !mapped))
 		return fprintf(stderr, "node %d: the module is not in use "
 			       "(%d mappings of /dev/bip)\n", node, mapped);
-	if (want_kcopy && (c.kernel_copies < 4 || !strstr(why, "kernel copy")))
+	if (mode == KCOPY &&
+	    (c.kernel_copies < 4 || !strstr(why, "kernel copy")))
 		return fprintf(stderr, "node %d: long messages did not go by "
 			       "the kernel's copy\n", node);
+	if (mode == ETH && !strstr(why, "eth frames through it"))
+		return fprintf(stderr, "node %d: the eth wire's frames did not "
+			       "go through /dev/bip\n", node);
 	if (!want_kmod && (in_use || mapped || c.kernel_copies))
 		return fprintf(stderr, "node %d: the module is in use (%d "
 			       "mappings of /dev/bip)\n", node, mapped);
 	return 0;
 }
 
+/* Root becomes nobody, with no capability left (no CAP_NET_RAW). */
+static int become_nobody(void)
+{
+	if (getuid() == 0 &&
+	    (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+	     setresuid(65534, 65534, 65534)))
+		return perror("becoming nobody"), -1;
+	return 0;
+}
+
+/* Node 1 (child) moves into a network namespace of its own, where the
+ * parent (node 0) moves veth1; each end brings its interface up, then
+ * becomes nobody. rfd and wfd: the pipe ends of that end. */
+static int eth_setup(int node, pid_t child, int rfd, int wfd)
+{
+	char cmd[96], c = 'n';
+
+	setenv("BIP_WIRE", "eth", 1);
+	setenv("BIP_ETH_IFACE", node ? "veth1" : "veth0", 1);
+	if (node == 1 && unshare(CLONE_NEWNET))
+		return perror("unshare"), -1;
+	if (node == 1 ? write(wfd, &c, 1) != 1 || read(rfd, &c, 1) != 1
+		      : read(rfd, &c, 1) != 1)
+		return fprintf(stderr, "node %d: no word from the peer\n", node);
+	if (node == 0)
+		snprintf(cmd, sizeof(cmd), "ip link set veth1 netns %d && "
+			 "ip link set veth0 up", (int)child);
+	else
+		snprintf(cmd, sizeof(cmd), "ip link set veth1 up");
+	if (system(cmd))
+		return fprintf(stderr, "node %d: %s failed\n", node, cmd);
+	if (node == 0 && write(wfd, &c, 1) != 1)
+		return -1;
+	return become_nobody();
+}
+
 int main(int argc, char **argv)
 {
-	int to1[2], to0[2], status, rc, want, kcopy;
+	static const char *const modes[] = { "none", "kmod", "kcopy", "eth",
+					     "noeth" };
+	int to1[2], to0[2], status, rc, mode = -1;
 	uint64_t secret;
 	pid_t child;
 
-	if (argc != 2 || (strcmp(argv[1], "kmod") && strcmp(argv[1], "kcopy") &&
-			  strcmp(argv[1], "none"))) {
-		fprintf(stderr, "usage: %s kmod|kcopy|none\n", argv[0]);
+	for (int m = 0; argc == 2 && m < 5; m++)
+		if (!strcmp(argv[1], modes[m]))
+			mode = m;
+	if (mode < 0) {
+		fprintf(stderr, "usage: %s kmod|kcopy|eth|noeth|none\n",
+			argv[0]);
 		return 2;
 	}
-	want = strcmp(argv[1], "none") != 0;
-	kcopy = !strcmp(argv[1], "kcopy");
-	if (kcopy)
+	if (mode == KCOPY) {
 		setenv("BIP_SHM_KCOPY_MIN", "4k", 1);
-	if (kcopy && getuid() == 0 &&
-	    (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-	     setresuid(65534, 65534, 65534)))
-		return perror("becoming nobody"), 1;
+		if (become_nobody())
+			return 1;
+	}
 	if ((rc = bip_secret_new(&secret)))
 		return fprintf(stderr, "secret: %s\n", bip_strerror(rc)), 1;
 	if (pipe(to1) || pipe(to0))
@@ -192,12 +280,22 @@ int main(int argc, char **argv)
 	child = fork();
 	if (child < 0)
 		return perror("fork"), 1;
+	/* Each end keeps its own pipe ends: one that fails closes them, and
+	 * the other reads the end of file instead of waiting forever. */
+	close(child == 0 ? to1[1] : to1[0]);
+	close(child == 0 ? to0[0] : to0[1]);
 	if (child == 0) {
-		rc = run(1, to1[0], to0[1], secret, want, kcopy);
+		rc = mode >= ETH ? eth_setup(1, 0, to1[0], to0[1]) : 0;
+		if (!rc)
+			rc = run(1, to1[0], to0[1], secret, mode);
 		fflush(stdout);
 		_exit(rc ? 1 : 0);
 	}
-	rc = run(0, to0[0], to1[1], secret, want, kcopy);
+	rc = mode >= ETH ? eth_setup(0, child, to0[0], to1[1]) : 0;
+	if (!rc)
+		rc = run(0, to0[0], to1[1], secret, mode);
+	close(to0[0]);
+	close(to1[1]);
 	if (waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
 	    WEXITSTATUS(status))
 		rc = 1;

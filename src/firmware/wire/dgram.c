@@ -174,13 +174,34 @@ void bipfw_dgram_sockbuf(int fd, size_t bytes)
 		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
 }
 
+static int send_mmsg(struct bipfw_dgram *d, int fd, struct mmsghdr *m,
+		     unsigned n)
+{
+	return d->send ? d->send(d, fd, m, n) : sendmmsg(fd, m, n, MSG_DONTWAIT);
+}
+
+/* One datagram, which may be lost. */
+static void send_one(struct bipfw_dgram *d, int fd, const void *buf,
+		     size_t len, const union bipfw_dgram_addr *to,
+		     socklen_t tolen)
+{
+	struct iovec v = { (void *)buf, len };
+	struct mmsghdr m = { .msg_hdr = { .msg_name = (void *)to,
+					  .msg_namelen = tolen,
+					  .msg_iov = &v,
+					  .msg_iovlen = 1 } };
+
+	(void)send_mmsg(d, fd, &m, 1);
+}
+
 /* The answerer: ALIVE for every PROBE of this job, until its stop event.
- * It touches nothing but its sockets and values fixed at start. (Neither
+ * It touches nothing but its sockets (and a class's state for them that
+ * only it uses) and values fixed at start. (Neither
  * shutdown, which does not wake a packet socket, nor cancellation, which
  * ASan cannot follow, stops it.) */
 static void *answer(void *arg)
 {
-	const struct bipfw_dgram *d = arg;
+	struct bipfw_dgram *d = arg;
 
 	for (;;) {
 		struct pollfd pfd[2] = { { .fd = d->afd, .events = POLLIN },
@@ -194,8 +215,16 @@ static void *answer(void *arg)
 			return NULL;
 		if (pfd[1].revents)
 			return NULL;
-		n = recvfrom(d->afd, &o, sizeof(o), MSG_DONTWAIT, &from.sa,
-			     &flen);
+		if (d->recv_probe) {
+			n = d->recv_probe(d, &o, sizeof(o), &from);
+			flen = d->alen;
+		} else {
+			n = recvfrom(d->afd, &o, sizeof(o), MSG_DONTWAIT,
+				     &from.sa, &flen);
+		}
+		/* Its interface went: no probe will come. */
+		if (n < 0 && (pfd[0].revents & (POLLHUP | POLLNVAL)))
+			return NULL;
 		if ((size_t)n != sizeof(o) || o.magic != BIP_OUTER_PROBE ||
 		    o.tag != d->tag)
 			continue;
@@ -204,8 +233,7 @@ static void *answer(void *arg)
 					    .tag = d->tag };
 		if (d->reply_to)
 			d->reply_to(&from);
-		(void)sendto(d->afd, &o, sizeof(o), MSG_DONTWAIT, &from.sa,
-			     flen);
+		send_one(d, d->afd, &o, sizeof(o), &from, flen);
 	}
 }
 
@@ -276,16 +304,22 @@ int bipfw_dgram_start(struct bipfw_dgram *d, size_t payload)
 	return 0;
 }
 
+void bipfw_dgram_stop(struct bipfw_dgram *d)
+{
+	if (!d->answering)
+		return;
+	(void)!write(d->stopfd, &(uint64_t){ 1 }, sizeof(uint64_t));
+	pthread_join(d->answerer, NULL);
+	d->answering = false;
+}
+
 void bipfw_dgram_close(void *ctx)
 {
 	struct bipfw_dgram *d = ctx;
 
 	if (!d)
 		return;
-	if (d->answering) {
-		(void)!write(d->stopfd, &(uint64_t){ 1 }, sizeof(uint64_t));
-		pthread_join(d->answerer, NULL);
-	}
+	bipfw_dgram_stop(d);
 	if (d->stopfd >= 0)
 		close(d->stopfd);
 	if (d->afd >= 0)
@@ -300,12 +334,13 @@ void bipfw_dgram_close(void *ctx)
 
 int bipfw_dgram_probe_open(int (*open)(const struct bipfw_wire_params *,
 				       void **),
-			   size_t packet_size, void **ctx_p)
+			   size_t packet_size, struct bipfw_kdev *kdev,
+			   void **ctx_p)
 {
 	static struct bipfw_counters cnt;
 	const struct bipfw_wire_params p = { .nnodes = 1, .secret = 1,
 					     .packet_size = packet_size,
-					     .cnt = &cnt };
+					     .cnt = &cnt, .kdev = kdev };
 
 	*ctx_p = NULL;
 	return open(&p, ctx_p);
@@ -473,7 +508,7 @@ void bipfw_dgram_flush(void *ctx)
 
 	while (b->start < b->n) {
 		unsigned ng = group(d, b);
-		int sent = sendmmsg(d->fd, b->g, ng, 0);
+		int sent = send_mmsg(d, d->fd, b->g, ng);
 
 		if (sent > 0) {
 			for (int i = 0; i < sent; i++) {
@@ -528,6 +563,12 @@ void bipfw_dgram_commit_ref(void *ctx, int peer, struct bip_pkt_hdr *pkt,
 	struct bipfw_dgram_batch *b = &d->tx;
 	struct bip_outer_hdr *o = (struct bip_outer_hdr *)pkt - 1;
 
+	/* The class's send takes one piece: gather it here (reserve left
+	 * room for the payload). */
+	if (d->send && payload) {
+		memcpy(pkt + 1, payload, len);
+		payload = NULL;
+	}
 	*o = (struct bip_outer_hdr){ .magic = BIP_OUTER_MAGIC,
 				     .node = (uint32_t)peer,
 				     .tag = d->tag };
@@ -705,8 +746,8 @@ void bipfw_dgram_ping(void *ctx, int peer)
 				   .tag = d->tag };
 
 	if (d->peers[peer].answerer.sa.sa_family)
-		(void)sendto(d->fd, &o, sizeof(o), MSG_DONTWAIT,
-			     &d->peers[peer].answerer.sa, d->alen);
+		send_one(d, d->fd, &o, sizeof(o), &d->peers[peer].answerer,
+			 d->alen);
 }
 
 uint64_t bipfw_dgram_answered_at(void *ctx, int peer)

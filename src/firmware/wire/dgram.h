@@ -73,6 +73,15 @@ struct bipfw_dgram {
 	 * reply to its wire's socket by this (NULL: as it is). */
 	void (*reply_to)(union bipfw_dgram_addr *a);
 	socklen_t alen;   /* the length of an address */
+	/* A class whose files are not sockets (eth through /dev/bip) moves
+	 * datagrams its own way (NULL: the sockets'): send like sendmmsg(2)
+	 * on fd or afd, each datagram in its first piece (such a class
+	 * gathers in its own commit_ref); recv_probe like recvfrom(2) on afd,
+	 * where the answerer takes probes. */
+	int (*send)(struct bipfw_dgram *d, int fd, struct mmsghdr *m,
+		    unsigned n);
+	ssize_t (*recv_probe)(struct bipfw_dgram *d, void *buf, size_t len,
+			      union bipfw_dgram_addr *from);
 	char ifname[IF_NAMESIZE];
 	unsigned mtu;     /* bytes of datagram the interface carries */
 	unsigned batch;
@@ -114,6 +123,10 @@ int bipfw_dgram_start(struct bipfw_dgram *d, size_t payload);
  * vanish at a slow receiver. */
 void bipfw_dgram_sockbuf(int fd, size_t bytes);
 
+/* Stops the answerer (before its files close, when the class closes
+ * them). */
+void bipfw_dgram_stop(struct bipfw_dgram *d);
+
 /* Stops the answerer, closes the sockets, frees d (the class's state). */
 void bipfw_dgram_close(void *ctx);
 
@@ -152,11 +165,13 @@ int bipfw_dgram_wait_fd(void *ctx);
 	.close = bipfw_dgram_close, .peek = bipfw_dgram_peek,                  \
 	.release = bipfw_dgram_release
 
-/* bip_info's look at a wire: open it for a job of one node; 0 and the
- * class's state in *ctx_p (for bipfw_dgram_probe_done), or the code. */
+/* bip_info's look at a wire: open it for a job of one node (with /dev/bip
+ * open in kdev, or NULL); 0 and the class's state in *ctx_p (for
+ * bipfw_dgram_probe_done), or the code. */
 int bipfw_dgram_probe_open(int (*open)(const struct bipfw_wire_params *,
 				       void **),
-			   size_t packet_size, void **ctx_p);
+			   size_t packet_size, struct bipfw_kdev *kdev,
+			   void **ctx_p);
 /* Describe the probed wire in state: its interface, address (addr) and
  * packet size, the knob that chose the interface. */
 void bipfw_dgram_probe_done(void *ctx, const char *addr, const char *knob,

@@ -11,13 +11,17 @@
  * frame's status word instead of a system call, which is most of what a
  * busy-polling receiver spends per message.
  *
- * A packet socket needs CAP_NET_RAW. Without it, or with BIP_ETH_IFACE=off
- * (the default), the wire does not open and udp carries the other hosts;
- * BIP_WIRE=eth makes that an error. Every packet socket of a host sees
- * every frame of the EtherType there: the outer header names the
- * destination node, and a socket filter keeps only ours (and liveness
- * answers) out of the others' rings; without it, frames for another
- * process are skipped uncounted.
+ * A packet socket needs CAP_NET_RAW. Without it, frames go through
+ * /dev/bip where bip.ko is loaded and allows the interface (kframe.c): the
+ * kernel writes the Ethernet and outer headers and delivers only the job's
+ * frames for this node, into a ring like the packet socket's, so the
+ * process gets no more than the job's own traffic. With neither, or with
+ * BIP_ETH_IFACE=off (the default), the wire does not open and udp carries
+ * the other hosts; BIP_WIRE=eth makes that an error. Every packet socket
+ * of a host sees every frame of the EtherType there: the outer header
+ * names the destination node, and a socket filter keeps only ours (and
+ * liveness answers) out of the others' rings; without it, frames for
+ * another process are skipped uncounted.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -34,6 +38,7 @@
 
 #include "bip_errno.h"
 #include "bip_field.h"
+#include "kdev.h"
 #include "knob.h"
 #include "log.h"
 #include "wire/dgram.h"
@@ -51,7 +56,8 @@ struct eth_knobs {
 static const struct bip_knob_def knobs[] = {
 	{ { "BIP_ETH_IFACE", "off, interface, subnet or auto", "off",
 	    "The network interface of the eth wire (raw Ethernet frames to "
-	    "hosts on the same segment; needs CAP_NET_RAW): a name (eth0; "
+	    "hosts on the same segment; needs CAP_NET_RAW, or bip.ko "
+	    "allowing the interface): a name (eth0; "
 	    "it needs no IP address), a subnet its IPv4 address is in, or "
 	    "auto (the first that is up, not loopback). off: the eth wire "
 	    "is not used and udp carries the other hosts." },
@@ -60,7 +66,9 @@ static const struct bip_knob_def knobs[] = {
 	    "Receive ring shared with the kernel, which writes frames into "
 	    "it (PACKET_RX_RING): polled without a system call. Rounded "
 	    "down to whole blocks of 64 KiB (or of one frame, if larger), "
-	    "at least one. 0: frames are read by recvmmsg." },
+	    "at least one. 0: frames are read by recvmmsg. Through "
+	    "/dev/bip: that many bytes of frame slots, at least 16, pinned "
+	    "(halved while RLIMIT_MEMLOCK refuses)." },
 	  BIP_KNOB_SIZE, 0, 1u << 30, NULL,
 	  BIP_KNOB_SIZE_T(struct eth_knobs, ring) },
 };
@@ -77,6 +85,9 @@ struct eth {
 	unsigned frame_size; /* bytes per frame slot, a power of two */
 	unsigned frames;
 	unsigned rx_at;      /* the next frame slot to look at */
+	bool kmod;           /* frames go through /dev/bip: */
+	struct bipfw_kframe kf; /* the wire's file (d.fd) */
+	struct bipfw_kframe ka; /* the answerer's (d.afd) */
 };
 
 #define RING_BLOCK (64u << 10)
@@ -99,11 +110,8 @@ static int packet_socket(struct eth *e, uint16_t type, int flags)
 			htons(type));
 
 	if (fd < 0) {
-		if (errno == EPERM || errno == EACCES) {
-			bip_info("eth wire: packet sockets need CAP_NET_RAW "
-				 "(udp carries the other hosts)");
+		if (errno == EPERM || errno == EACCES)
 			return -BIP_EWIRE;
-		}
 		bip_err("eth wire: packet socket: %s", strerror(errno));
 		return -BIP_ESYS;
 	}
@@ -229,6 +237,23 @@ static void ring_release(struct eth *e)
 	e->rx_at = e->rx_at + 1 == e->frames ? 0 : e->rx_at + 1;
 }
 
+/* The next frame for us in /dev/bip's ring. */
+static int kmod_peek(struct eth *e, const void **hdr, const void **payload,
+		     size_t *avail)
+{
+	for (;; bipfw_kframe_release(&e->kf)) {
+		struct bip_kabi_slot s;
+		const uint8_t *buf = bipfw_kframe_peek(&e->kf, &s);
+
+		if (!buf)
+			return -BIP_EAGAIN;
+		if (bipfw_dgram_accept(&e->d, buf, s.len)) {
+			bipfw_dgram_packet(buf, s.len, hdr, payload, avail);
+			return 0;
+		}
+	}
+}
+
 /* The next frame for us in the ring: a frame cut to its slot, or said to
  * lie outside it, is not a packet. */
 static int eth_peek(void *ctx, const void **hdr, const void **payload,
@@ -236,6 +261,8 @@ static int eth_peek(void *ctx, const void **hdr, const void **payload,
 {
 	struct eth *e = ctx;
 
+	if (e->kmod)
+		return kmod_peek(e, hdr, payload, avail);
 	if (!e->ring)
 		return bipfw_dgram_peek(ctx, hdr, payload, avail);
 	for (;; ring_release(e)) {
@@ -264,7 +291,9 @@ static void eth_release(void *ctx)
 {
 	struct eth *e = ctx;
 
-	if (e->ring)
+	if (e->kmod)
+		bipfw_kframe_release(&e->kf);
+	else if (e->ring)
 		ring_release(e);
 	else
 		bipfw_dgram_release(ctx);
@@ -274,9 +303,119 @@ static void eth_close(void *ctx)
 {
 	struct eth *e = ctx;
 
-	if (e && e->ring)
+	if (!e)
+		return;
+	if (e->kmod) {
+		/* The answerer reads its file's ring until it stops. */
+		bipfw_dgram_stop(&e->d);
+		e->d.fd = e->d.afd = -1;
+	}
+	bipfw_kframe_close(&e->kf);
+	bipfw_kframe_close(&e->ka);
+	if (e->ring)
 		munmap(e->ring, e->ring_len);
 	bipfw_dgram_close(ctx);
+}
+
+/* The packet sockets: the wire's, with its node filter and ring, and the
+ * answerer's; -BIP_EWIRE without CAP_NET_RAW. */
+static int sockets_open(struct eth *e)
+{
+	int fd = packet_socket(e, BIP_ETHERTYPE, SOCK_NONBLOCK);
+
+	if (fd < 0)
+		return fd;
+	e->d.fd = fd;
+	fd = packet_socket(e, BIP_ETHERTYPE_LIVE, 0);
+	if (fd < 0)
+		return fd;
+	e->d.afd = fd;
+	bipfw_dgram_sockbuf(e->d.fd, 4u << 20);
+	node_filter(e);
+	ring_open(e);
+	return 0;
+}
+
+/* Datagrams (one piece each) as frames through /dev/bip: the kernel
+ * writes the outer header from the magic and node we give. */
+static int kmod_send(struct bipfw_dgram *d, int fd, struct mmsghdr *m,
+		     unsigned n)
+{
+	struct eth *e = (struct eth *)d;
+	struct bip_kabi_frame fr[BIPFW_DGRAM_BATCH];
+
+	if (n > BIPFW_DGRAM_BATCH)
+		n = BIPFW_DGRAM_BATCH;
+	for (unsigned i = 0; i < n; i++) {
+		const struct msghdr *h = &m[i].msg_hdr;
+		const struct sockaddr_ll *to = h->msg_name;
+		const uint8_t *p = h->msg_iov[0].iov_base;
+		struct bip_outer_hdr o;
+
+		memcpy(&o, p, sizeof(o));
+		fr[i] = (struct bip_kabi_frame){
+			.buf = (uint64_t)(uintptr_t)(p + sizeof(o)),
+			.len = (uint32_t)(h->msg_iov[0].iov_len - sizeof(o)),
+			.magic = o.magic,
+			.node = o.node,
+			.ethertype = ntohs(to->sll_protocol),
+		};
+		memcpy(fr[i].dst, to->sll_addr, ETH_ALEN);
+	}
+	return bipfw_kframe_send(fd == e->ka.k.fd ? &e->ka : &e->kf, fr, n);
+}
+
+/* The answerer's next frame, as recvfrom would give it. */
+static ssize_t kmod_recv_probe(struct bipfw_dgram *d, void *buf, size_t len,
+			       union bipfw_dgram_addr *from)
+{
+	struct eth *e = (struct eth *)d;
+	struct bip_kabi_slot s;
+	const uint8_t *frame = bipfw_kframe_peek(&e->ka, &s);
+
+	if (!frame) {
+		errno = EAGAIN;
+		return -1;
+	}
+	if (len > s.len)
+		len = s.len;
+	memcpy(buf, frame, len);
+	from->ll = (struct sockaddr_ll){ .sll_family = AF_PACKET,
+					 .sll_protocol = htons(s.ethertype),
+					 .sll_ifindex = e->ifindex,
+					 .sll_halen = ETH_ALEN };
+	memcpy(from->ll.sll_addr, s.src, ETH_ALEN);
+	bipfw_kframe_release(&e->ka);
+	return (ssize_t)len;
+}
+
+static unsigned kmod_ring_kib(const struct eth *e)
+{
+	return (unsigned)((size_t)e->kf.slots * e->kf.slot_size >> 10);
+}
+
+/* Without CAP_NET_RAW: two files of the job on /dev/bip, the wire's for
+ * this node's frames and the answerer's for probes, each with its ring. */
+static int kmod_open(struct eth *e, const struct bipfw_wire_params *p)
+{
+	int rc = bipfw_kframe_open(&e->kf, p->secret, p->job_key, e->d.ifname,
+				   BIP_ETHERTYPE, (uint32_t)p->node, e->d.mtu,
+				   e->k.ring);
+
+	if (!rc)
+		rc = bipfw_kframe_open(&e->ka, p->secret, p->job_key,
+				       e->d.ifname, BIP_ETHERTYPE_LIVE,
+				       BIP_KABI_NODE_ANY, ETH_ZLEN - ETH_HLEN, 0);
+	if (rc)
+		return rc;
+	e->kmod = true;
+	e->d.fd = e->kf.k.fd;
+	e->d.afd = e->ka.k.fd;
+	e->d.send = kmod_send;
+	e->d.recv_probe = kmod_recv_probe;
+	bipfw_kdev_why_add(p->kdev, "; eth frames through it on %s (%u KiB "
+			   "ring)", e->d.ifname, kmod_ring_kib(e));
+	return 0;
 }
 
 static int eth_open(const struct bipfw_wire_params *p, void **ctx_p)
@@ -286,6 +425,7 @@ static int eth_open(const struct bipfw_wire_params *p, void **ctx_p)
 
 	if (!e)
 		return -BIP_ENOMEM;
+	e->kf.k.fd = e->ka.k.fd = -1;
 	bipfw_dgram_init(&e->d, "eth", p);
 	e->d.alen = sizeof(struct sockaddr_ll);
 	e->d.reply_to = reply_to;
@@ -300,16 +440,15 @@ static int eth_open(const struct bipfw_wire_params *p, void **ctx_p)
 	if (!rc)
 		rc = iface_ids(e);
 	if (!rc)
-		rc = e->d.fd = packet_socket(e, BIP_ETHERTYPE, SOCK_NONBLOCK);
-	if (rc >= 0)
-		rc = e->d.afd = packet_socket(e, BIP_ETHERTYPE_LIVE, 0);
-	if (rc >= 0) {
-		bipfw_dgram_sockbuf(e->d.fd, 4u << 20);
-		node_filter(e);
-		ring_open(e);
+		rc = sockets_open(e);
+	if (rc == -BIP_EWIRE && p->kdev && p->kdev->fd >= 0)
+		rc = kmod_open(e, p);
+	else if (rc == -BIP_EWIRE && e->d.ifname[0])
+		bip_info("eth wire: packet sockets need CAP_NET_RAW, and "
+			 "/dev/bip is not open (udp carries the other hosts)");
+	if (!rc)
 		rc = bipfw_dgram_start(&e->d, e->d.mtu - BIPFW_DGRAM_OUTER -
 						      BIPFW_DGRAM_HDR);
-	}
 	if (rc < 0) {
 		eth_close(e);
 		return rc;
@@ -359,15 +498,22 @@ static int eth_connect(void *ctx, int peer, const char *card)
 
 static int eth_probe(size_t packet_size, char *state, size_t len)
 {
+	struct bipfw_kdev k = { .fd = -1 };
 	void *ctx;
-	int rc = bipfw_dgram_probe_open(eth_open, packet_size, &ctx);
-	struct eth *e = ctx;
+	int rc;
+	struct eth *e;
 	char card[64];
 	size_t used;
 
+	if (bipfw_kmod_wanted())
+		(void)bipfw_kdev_open(&k, BIP_KABI_DEVICE, 1, 0);
+	rc = bipfw_dgram_probe_open(eth_open, packet_size, &k, &ctx);
+	bipfw_kdev_close(&k);
+	e = ctx;
 	if (rc == -BIP_EWIRE) {
 		snprintf(state, len, "not used: BIP_ETH_IFACE is off, or no "
-			 "CAP_NET_RAW (BIP_LOG=info says which)");
+			 "CAP_NET_RAW and no bip.ko allowing the interface "
+			 "(BIP_LOG=info says which)");
 		return rc;
 	}
 	if (rc) {
@@ -377,7 +523,11 @@ static int eth_probe(size_t packet_size, char *state, size_t len)
 	(void)eth_card(e, card, sizeof(card));
 	bipfw_dgram_probe_done(e, card + 4, "BIP_ETH_IFACE", state, len);
 	used = strlen(state);
-	if (e->ring)
+	if (e->kmod)
+		snprintf(state + used, len - used, "; frames through /dev/bip "
+			 "(no CAP_NET_RAW), %u KiB ring (BIP_ETH_RING)",
+			 kmod_ring_kib(e));
+	else if (e->ring)
 		snprintf(state + used, len - used, "; receive ring %zu KiB "
 			 "(BIP_ETH_RING)", e->ring_len >> 10);
 	else

@@ -201,7 +201,7 @@ static int udp_connect(void *ctx, int peer, const char *card)
 static int udp_probe(size_t packet_size, char *state, size_t len)
 {
 	void *ctx;
-	int rc = bipfw_dgram_probe_open(udp_open, packet_size, &ctx);
+	int rc = bipfw_dgram_probe_open(udp_open, packet_size, NULL, &ctx);
 	struct udp *u = ctx;
 
 	if (rc) {
