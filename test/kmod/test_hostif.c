@@ -13,7 +13,8 @@
  *                      moves into a network namespace of its own with
  *                      veth1 (veth0's peer, both allowed by bip.ko), both
  *                      become nobody (no CAP_NET_RAW), and frames must go
- *                      through /dev/bip
+ *                      through /dev/bip; node 1's liveness thread must
+ *                      answer while it sleeps
  *   test_hostif noeth  the same set-up with BIP_KMOD=off: the eth wire
  *                      must not open (no packet socket, no module), and
  *                      bip_info and bip_open must say so
@@ -35,6 +36,7 @@
 #include "bip.h"
 
 #define ROUNDS 300
+#define QUIET_TIMEOUT_MS 1000
 
 static int maps_device(void)
 {
@@ -106,6 +108,28 @@ static int trade_long(bip_ep_t *ep, int node)
 			bip_strerror(rc));
 	free(out);
 	free(in);
+	return rc;
+}
+
+/* Node 1 goes quiet for 2.5 peer timeouts (BIP_PEER_TIMEOUT_MS, set short
+ * in eth mode), then sends: node 0, waiting, must have taken the answers
+ * of node 1's liveness thread (through its own /dev/bip file) for a sign of
+ * life instead of taking it for dead. */
+static int quiet_peer(bip_ep_t *ep, int node)
+{
+	char buf[8];
+	int rc;
+
+	if (node == 1) {
+		usleep(5 * QUIET_TIMEOUT_MS * 1000 / 2);
+		rc = bip_send(ep, 0, "late", 4);
+	} else {
+		rc = bip_recv(ep, buf, sizeof(buf), NULL);
+		rc = rc == 4 && !memcmp(buf, "late", 4) ? 0 : rc < 0 ? rc : -1;
+	}
+	if (rc)
+		fprintf(stderr, "node %d: after a quiet peer: %s\n", node,
+			rc < 0 ? bip_strerror(rc) : "wrong message");
 	return rc;
 }
 
@@ -189,7 +213,7 @@ static int run(int node, int rfd, int wfd, uint64_t secret, enum mode mode)
 	    (rc = bip_connect(ep, node ^ 1, theirs)))
 		return fprintf(stderr, "connect: %s\n", bip_strerror(rc));
 	if (trade(ep, node) || trade_long(ep, node) ||
-	    bip_get_counters(ep, &c))
+	    (mode == ETH && quiet_peer(ep, node)) || bip_get_counters(ep, &c))
 		return 1;
 	in_use = bip_kmod_info(ep, why, sizeof(why)) == 0;
 	mapped = maps_device();
@@ -233,6 +257,8 @@ static int eth_setup(int node, pid_t child, int rfd, int wfd)
 	char cmd[96], c = 'n';
 
 	setenv("BIP_WIRE", "eth", 1);
+	snprintf(cmd, sizeof(cmd), "%d", QUIET_TIMEOUT_MS);
+	setenv("BIP_PEER_TIMEOUT_MS", cmd, 1);
 	setenv("BIP_ETH_IFACE", node ? "veth1" : "veth0", 1);
 	if (node == 1 && unshare(CLONE_NEWNET))
 		return perror("unshare"), -1;
