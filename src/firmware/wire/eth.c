@@ -85,10 +85,15 @@ struct eth {
 	unsigned frame_size; /* bytes per frame slot, a power of two */
 	unsigned frames;
 	unsigned rx_at;      /* the next frame slot to look at */
-	bool kmod;           /* frames go through /dev/bip: */
+	/* Frames through /dev/bip (fd -1: packet sockets): */
 	struct bipfw_kframe kf; /* the wire's file (d.fd) */
 	struct bipfw_kframe ka; /* the answerer's (d.afd) */
 };
+
+static bool kmod(const struct eth *e)
+{
+	return e->kf.k.fd >= 0;
+}
 
 #define RING_BLOCK (64u << 10)
 
@@ -261,7 +266,7 @@ static int eth_peek(void *ctx, const void **hdr, const void **payload,
 {
 	struct eth *e = ctx;
 
-	if (e->kmod)
+	if (kmod(e))
 		return kmod_peek(e, hdr, payload, avail);
 	if (!e->ring)
 		return bipfw_dgram_peek(ctx, hdr, payload, avail);
@@ -291,7 +296,7 @@ static void eth_release(void *ctx)
 {
 	struct eth *e = ctx;
 
-	if (e->kmod)
+	if (kmod(e))
 		bipfw_kframe_release(&e->kf);
 	else if (e->ring)
 		ring_release(e);
@@ -305,7 +310,7 @@ static void eth_close(void *ctx)
 
 	if (!e)
 		return;
-	if (e->kmod) {
+	if (kmod(e)) {
 		/* The answerer reads its file's ring until it stops. */
 		bipfw_dgram_stop(&e->d);
 		e->d.fd = e->d.afd = -1;
@@ -408,7 +413,6 @@ static int kmod_open(struct eth *e, const struct bipfw_wire_params *p)
 				       BIP_KABI_NODE_ANY, ETH_ZLEN - ETH_HLEN, 0);
 	if (rc)
 		return rc;
-	e->kmod = true;
 	e->d.fd = e->kf.k.fd;
 	e->d.afd = e->ka.k.fd;
 	e->d.send = kmod_send;
@@ -523,7 +527,7 @@ static int eth_probe(size_t packet_size, char *state, size_t len)
 	(void)eth_card(e, card, sizeof(card));
 	bipfw_dgram_probe_done(e, card + 4, "BIP_ETH_IFACE", state, len);
 	used = strlen(state);
-	if (e->kmod)
+	if (kmod(e))
 		snprintf(state + used, len - used, "; frames through /dev/bip "
 			 "(no CAP_NET_RAW), %u KiB ring (BIP_ETH_RING)",
 			 kmod_ring_kib(e));
