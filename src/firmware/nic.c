@@ -373,9 +373,14 @@ static int lossy_timers(struct bipfw *fw)
 {
 	uint64_t dead_us = (uint64_t)fw->cfg.peer_timeout_ms * 1000;
 	uint64_t ping_us = dead_us / 5;
+	uint64_t wait_us = 2 * (uint64_t)fw->cfg.liveness_ms * 1000;
 	/* Away longer than that (the host computed without polling): the
-	 * silence was ours, and the peers' answers wait unread. */
-	bool away = fw->now - fw->timers_at >= ping_us;
+	 * silence was ours, and the peers' answers wait unread. A host
+	 * blocked in bipfw_block is not away: it steps at least every
+	 * liveness period (twice that, for a late wake-up), which may be
+	 * longer than a ping period when the peer timeout is short. */
+	bool away = fw->now - fw->timers_at >= (ping_us > wait_us ? ping_us
+								   : wait_us);
 	int lost = 0;
 
 	fw->timers_at = fw->now;

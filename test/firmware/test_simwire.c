@@ -944,6 +944,43 @@ static void test_idle_death(void)
 	duo_close(&d);
 }
 
+/* A host blocked in a receive steps once per liveness period (bipfw_block
+ * waits no longer). With a peer timeout under five such periods each of
+ * those gaps is longer than a ping period, yet the host was not away: a
+ * silent peer must still be found dead. */
+static void test_blocked_death(void)
+{
+	static const struct simwire_faults none = { 0 };
+	uint64_t t0, t;
+	struct duo d;
+
+	d.net = simwire_new(NN, 5, &none);
+	for (int i = 0; i < NN; i++) {
+		struct bipfw_config c = config(i, 8);
+
+		c.peer_timeout_ms = 400;
+		if (i == 0)
+			c.liveness_ms = 100;
+		simwire_nic(d.net, i, &c, SIZE_MAX, &d.fw[i]);
+	}
+	duo_steps(&d, 10);
+	simwire_cut(d.net, 2);
+	t0 = bipfw_now_us();
+	while (!bipfw_peer_gone(d.fw[0], 2) && bipfw_now_us() - t0 < 3000000) {
+		/* bipfw_block's wait, as long as nothing wakes it. */
+		bipfw_block(d.fw[0], 1000000);
+		for (t = bipfw_now_us(); bipfw_now_us() - t < 100000;)
+			for (int i = 1; i < NN; i++)
+				bipfw_step(d.fw[i]);
+		bipfw_step(d.fw[0]);
+	}
+	CHECK(bipfw_peer_gone(d.fw[0], 2) == 1,
+	      "a host blocked in receives never found its silent peer dead "
+	      "(%llu ms)", (unsigned long long)(bipfw_now_us() - t0) / 1000);
+	CHECK(!bipfw_peer_gone(d.fw[0], 1), "the live peer was lost too");
+	duo_close(&d);
+}
+
 static void test_peer_death(void)
 {
 	static uint8_t src[5000];
@@ -1251,6 +1288,7 @@ int main(void)
 	test_small_pieces();
 	test_bulk_runs();
 	test_idle_death();
+	test_blocked_death();
 	test_unused_wire();
 	return unit_result("firmware over the simulated wire");
 }
