@@ -8,7 +8,10 @@
 #define BIP_COMMON_LIMITS_H
 
 /* Largest small message, in bytes: one packet's payload at least, and the
- * size of an entry of the receiver's small-message queue. */
-#define BIP_SMALL_MAX 4096
+ * size of an entry of the receiver's small-message queue. A page of data
+ * and the 64 bytes MPI puts before it: a 4 KiB MPI message then goes as
+ * one small message, not as two eager pieces (the second of a few bytes)
+ * that need twice the credits. */
+#define BIP_SMALL_MAX (4096 + 64)
 
 #endif

@@ -19,7 +19,7 @@
 
 #include "bip_limits.h"
 
-#define BIP_WIRE_VERSION 6
+#define BIP_WIRE_VERSION 7
 
 /* Packet types: one list generates the enum and the names used in logs. */
 #define BIP_PKT_TYPES(X)                                                       \

@@ -8,7 +8,7 @@ static const char *const messages[BIP_NERRORS] = {
 	[BIP_ETAG] = "invalid tag",
 	[BIP_ETOOLONG] = "length over the limit",
 	[BIP_EOVERFLOW] = "small-message queue overflowed (messages were "
-			  "held back and resent, none lost)",
+			  "held back, none lost)",
 	[BIP_EPEERGONE] = "peer is gone",
 	[BIP_EAGAIN] = "resources busy, try again",
 	[BIP_EBUSY] = "a long receive is already posted on this tag",

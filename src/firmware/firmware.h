@@ -86,6 +86,11 @@ enum bipfw_wire_scope {
  * and how many payload bytes follow its header, release gives its room
  * back. What peek shows may be written by another
  * process: the NIC program copies the header before it trusts it.
+ *
+ * A lossless wire also has hold: the receiver has no room for the packet
+ * peek showed yet, so it stays where it is, unread, and holds back its
+ * sender (back-pressure instead of a resend: nothing sent on a lossless
+ * wire is ever sent again). The next peeks may show other sources first.
  */
 struct bipfw_wire_class {
 	const char *name; /* its cards read "name,..." */
@@ -119,6 +124,7 @@ struct bipfw_wire_class {
 	int (*peek)(void *ctx, const void **hdr,
 		    const void **payload, size_t *avail);
 	void (*release)(void *ctx);
+	void (*hold)(void *ctx); /* lossless wires only */
 
 	/* DMA: write len bytes at addr in the peer's memory, which the peer
 	 * may have exposed under key (0: not); NULL if absent. -BIP_EAGAIN

@@ -79,6 +79,8 @@ int bipfw_post_small(struct bipfw *fw, int peer, const struct iovec *iov,
 			return -BIP_ETOOLONG;
 		len += iov[i].iov_len;
 	}
+	if (bipfw_tx_small(fw, peer, iov, iovcnt, len) == 0)
+		return 0;
 	rc = slot_alloc(fw, peer);
 	if (rc < 0)
 		return rc;

@@ -40,7 +40,7 @@ static const struct bip_knob_def knobs[] = {
 	{ { "BIP_PACKET_SIZE", "size", "32k",
 	    "Payload bytes per packet: long messages are cut into packets of "
 	    "this size and pipelined; must be equal on every node." },
-	  BIP_KNOB_SIZE, 4096, 4u << 20, NULL,
+	  BIP_KNOB_SIZE, BIP_SMALL_MAX, 4u << 20, NULL,
 	  BIP_KNOB_SIZE_T(struct bipfw_config, packet_size) },
 	{ { "BIP_WINDOW", "power of two", "128",
 	    "Packets in flight per peer before acknowledgements are "
@@ -534,6 +534,15 @@ bool bipfw_sends_drained(const struct bipfw *fw)
 		if (fw->slots[i].state != BIPFW_SEND_FREE &&
 		    fw->slots[i].state != BIPFW_SEND_DONE)
 			return false;
+	/* A small message written straight into a lossless link has no
+	 * slot: its peer's ack says it was taken. */
+	for (int i = 0; i < fw->cfg.nnodes; i++) {
+		const struct bipfw_peer *p = &fw->peers[i];
+
+		if (!p->lossy && p->state == BIPFW_PEER_LIVE &&
+		    p->tx.una != p->tx.next)
+			return false;
+	}
 	return true;
 }
 

@@ -399,6 +399,13 @@ int bipfw_rx_run(struct bipfw *fw, unsigned budget);
 int bipfw_tx_run(struct bipfw *fw);
 int bipfw_tx_control(struct bipfw *fw, int peer, uint8_t type, uint16_t flags,
 		     uint32_t seq);
+/* A small message of len bytes to a lossless peer, written straight into
+ * the link's room when nothing waits before it there: no send slot, no
+ * copy of our own, since nothing sent on a lossless wire is sent again (a
+ * receiver without room holds the packet in its link). -BIP_EAGAIN: it
+ * must take the send FIFO. */
+int bipfw_tx_small(struct bipfw *fw, int peer, const struct iovec *iov,
+		   int iovcnt, size_t len);
 /* Acknowledge everything received, before sleeping. */
 void bipfw_tx_acks_all(struct bipfw *fw);
 /* Push out what the wires batched. */

@@ -12,7 +12,8 @@
 /* What delivering a packet to the host came to. */
 enum deliver_result {
 	DELIVERED,
-	NO_BUFFER, /* drop and NACK busy: the sender will resend */
+	NO_BUFFER, /* lossy: drop and NACK busy, the sender will resend;
+		    * lossless: hold the packet where it is */
 };
 
 /* A malformed packet is counted and dropped; it never reaches the host.
@@ -139,7 +140,7 @@ static enum deliver_result deliver_small(struct bipfw *fw, int src,
 			fw->in_overflow = true;
 			fw->pending_error = -BIP_EOVERFLOW;
 			bip_info("small-message queue full (%u); node %d "
-				 "will resend",
+				 "waits",
 				 fw->cfg.small_queue, src);
 		}
 		return NO_BUFFER;
@@ -469,7 +470,9 @@ static void release_acked(struct bipfw *fw, struct bipfw_peer *p,
 	}
 }
 
-static void handle_packet(struct bipfw *fw, const struct bip_pkt_hdr *h,
+/* Returns false when a lossless peer's packet must stay in the link, held
+ * until there is room for it. */
+static bool handle_packet(struct bipfw *fw, const struct bip_pkt_hdr *h,
 			  const void *payload)
 {
 	int src = h->src;
@@ -483,7 +486,7 @@ static void handle_packet(struct bipfw *fw, const struct bip_pkt_hdr *h,
 		if (p->lossy && p->state == BIPFW_PEER_CLOSED &&
 		    h->type != BIP_PKT_ACK && h->type != BIP_PKT_NACK)
 			(void)bipfw_rel_on_arrival(&p->rx, h->seq);
-		return;
+		return true;
 	}
 	fw->cnt.packets_received++;
 	p->rx_at = fw->now;
@@ -492,12 +495,20 @@ static void handle_packet(struct bipfw *fw, const struct bip_pkt_hdr *h,
 
 	switch (h->type) {
 	case BIP_PKT_ACK:
-		return;
+		return true;
 	case BIP_PKT_NACK:
+		/* What we sent a lossless peer is gone from our memory (a
+		 * small message may have been written straight into the
+		 * link): such a peer holds, never refuses. */
+		if (!p->lossy) {
+			fw->cnt.dropped_bad++;
+			bip_dbg("NACK from node %d on a lossless wire", src);
+			return true;
+		}
 		fw->cnt.nacks_received++;
 		bipfw_rel_on_nack(&p->tx, h->seq, h->flags & BIP_PKTF_BUSY,
 				  fw->now, fw->cfg.nack_backoff_us);
-		return;
+		return true;
 	}
 
 	/* The sender's window is full: it waits on this ack. */
@@ -505,16 +516,21 @@ static void handle_packet(struct bipfw *fw, const struct bip_pkt_hdr *h,
 		p->rx.ack_urgent = true;
 	switch (bipfw_rel_on_arrival(&p->rx, h->seq)) {
 	case BIPFW_RX_ACCEPT:
-		if (deliver(fw, src, p, h, payload) == DELIVERED)
+		if (deliver(fw, src, p, h, payload) == DELIVERED) {
 			bipfw_rel_on_delivered(&p->rx, fw->now);
-		else
+		} else if (!p->lossy) {
+			fw->cnt.packets_received--; /* counted when taken */
+			return false;
+		} else {
 			bipfw_rel_on_refused(&p->rx);
-		return;
+		}
+		return true;
 	case BIPFW_RX_DUP:
 	case BIPFW_RX_GAP:
 		fw->cnt.dropped_dup++;
-		return;
+		return true;
 	}
+	return true;
 }
 
 static int rx_wire(struct bipfw *fw, unsigned wire, unsigned budget)
@@ -524,7 +540,7 @@ static int rx_wire(struct bipfw *fw, unsigned wire, unsigned budget)
 	struct bip_pkt_hdr h;
 	const void *payload;
 	size_t avail;
-	unsigned n = 0;
+	unsigned n = 0, held = 0;
 
 	while (n < budget &&
 	       w->cls->peek(w->ctx, &wh, &payload, &avail) == 0) {
@@ -533,10 +549,17 @@ static int rx_wire(struct bipfw *fw, unsigned wire, unsigned budget)
 		memcpy(&h, wh, sizeof(h));
 		if (h.flags & BIP_PKTF_INLINE)
 			payload = h.inline_data;
-		if (packet_valid(fw, wire, &h, payload, avail))
-			handle_packet(fw, &h, payload);
-		w->cls->release(w->ctx);
-		n++;
+		if (!packet_valid(fw, wire, &h, payload, avail) ||
+		    handle_packet(fw, &h, payload)) {
+			w->cls->release(w->ctx);
+			n++;
+			continue;
+		}
+		/* Held: the other senders' packets may still be taken, once
+		 * each sender came round. */
+		w->cls->hold(w->ctx);
+		if (++held >= w->npeers)
+			break;
 	}
 	return (int)n;
 }

@@ -139,6 +139,56 @@ static int send_entry(struct bipfw *fw, int peer, const struct bipfw_txent *e,
 	return put_on_link(fw, peer, &h, payload);
 }
 
+/* Gather a message's pieces into dst. */
+static void gather(uint8_t *dst, const struct iovec *iov, int iovcnt)
+{
+	for (int i = 0; i < iovcnt; i++) {
+		memcpy(dst, iov[i].iov_base, iov[i].iov_len);
+		dst += iov[i].iov_len;
+	}
+}
+
+int bipfw_tx_small(struct bipfw *fw, int peer, const struct iovec *iov,
+		   int iovcnt, size_t len)
+{
+	struct bipfw_peer *p = &fw->peers[peer];
+	const struct bipfw_port *w;
+	struct bip_pkt_hdr *pkt;
+	struct bipfw_txent *e;
+	bool inl = len <= BIP_PKT_INLINE_MAX;
+
+	/* Rule: a small message overtakes nothing queued for its peer. */
+	if (p->lossy || p->fifo.head != BIPFW_NONE ||
+	    bipfw_rel_window_full(&p->tx, fw->cfg.window))
+		return -BIP_EAGAIN;
+	w = bipfw_port_of(fw, peer);
+	if (len > w->chunk ||
+	    (!p->board &&
+	     !(p->board = calloc(fw->cfg.window, sizeof(*p->board)))))
+		return -BIP_EAGAIN;
+	pkt = w->cls->reserve(w->ctx, peer, inl ? 0 : len);
+	if (!pkt)
+		return -BIP_EAGAIN;
+	e = bipfw_board(fw, p, p->tx.next);
+	*e = (struct bipfw_txent){ .type = BIP_PKT_SMALL, .slot = BIPFW_NONE,
+				   .len = (uint32_t)len, .last = true };
+	build_hdr(fw, peer, e, p->tx.next, pkt);
+	pkt->ack = p->rx.expected;
+	if (inl) {
+		pkt->flags = BIP_PKTF_INLINE;
+		gather(pkt->inline_data, iov, iovcnt);
+	} else {
+		gather((uint8_t *)(pkt + 1), iov, iovcnt);
+	}
+	w->cls->commit(w->ctx, peer, pkt, inl ? 0 : len);
+	bipfw_rel_on_send_new(&p->tx, fw->now);
+	bipfw_rel_on_ack_sent(&p->rx);
+	p->sent = true;
+	fw->cnt.packets_sent++;
+	fw->cnt.small_sent++;
+	return 0;
+}
+
 /* Long data goes by DMA when the wire has it and takes this message (its
  * own threshold); when it does not, the packet path always works. */
 static void try_dma(struct bipfw *fw, int peer, struct bipfw_send *s)

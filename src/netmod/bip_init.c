@@ -23,14 +23,14 @@ cvars:
     - name        : MPIR_CVAR_CH4_BIP_SHORT_LIMIT
       category    : CH4_BIP
       type        : int
-      default     : 4032
+      default     : 4096
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
         Largest message (bytes) sent by the short protocol, its data inside
         one BIP small message. Larger ones use the three-way protocol. At
-        most 4032 (a BIP small message less the header room).
+        most 4096 (a BIP small message less the header room).
 
     - name        : MPIR_CVAR_CH4_BIP_EAGER_LIMIT
       category    : CH4_BIP

@@ -2,7 +2,8 @@
  * test_overflow.c - node 1 sends far more small messages than node 0's
  * queue holds while node 0 is not looking. Node 0 must be told of the
  * overflow (-BIP_EOVERFLOW, once per episode) and still receive every
- * message, in order, intact: the refused ones are resent.
+ * message, in order, intact: those without room wait in the ring (shm), or
+ * are refused and resent (lossy wires).
  * Usage: BIP_SMALL_QUEUE=8 bip_run -n 2 test_overflow [messages]
  */
 #include <stdio.h>
@@ -61,7 +62,7 @@ int main(int argc, char **argv)
 	}
 	bip_get_counters(ep, &c);
 	printf("%d messages in order; overflow reported %d time(s); %llu "
-	       "packets refused and resent\n",
+	       "times a packet found no room\n",
 	       n, overflows, (unsigned long long)c.small_overflows);
 	bip_send(ep, 1, &n, sizeof(n));
 	bip_close(ep);

@@ -18,7 +18,7 @@
 #include "nic.h"
 
 #define NODES 4
-#define PKT 4096
+#define PKT BIP_SMALL_MAX
 #define KEY 0x0b1b0b1bu
 #define SLOTS 8
 
@@ -76,6 +76,12 @@ static void fake_release(void *ctx)
 {
 }
 
+/* A held packet is not shown again: the input moves on, as if its sender
+ * had vanished behind it. */
+static void fake_hold(void *ctx)
+{
+}
+
 /* What the NIC sends goes nowhere. */
 static struct bip_pkt_hdr *fake_reserve(void *ctx, int peer, size_t len)
 {
@@ -105,6 +111,7 @@ static struct bipfw_wire_class wire = {
 	.commit = fake_commit,
 	.peek = fake_peek,
 	.release = fake_release,
+	.hold = fake_hold,
 	.peer_state = fake_peer_state,
 	.wait = fake_wait,
 };
@@ -279,7 +286,8 @@ static void seeds(const char *dir, int lossy)
 	record(&h, NULL, 0, lossy);
 	save(dir, "small", lossy);
 
-	/* More than the queue holds in one turn: refused, NACKed busy. */
+	/* More than the queue holds in one turn: refused and NACKed busy on
+	 * a lossy wire, held on a lossless one. */
 	for (int i = 0; i < 12; i++) {
 		h = pkt(1, BIP_PKT_SMALL, BIP_PKTF_INLINE, 4);
 		record(&h, NULL, 0, lossy);

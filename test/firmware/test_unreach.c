@@ -45,7 +45,7 @@ int main(void)
 	struct bipfw_wire_params p = {
 		.node = 0, .nnodes = 2, .host = 0, .nhosts = 2,
 		.local_nodes = 1, .job_key = 1, .secret = 2,
-		.packet_size = 4096, .cnt = &cnt,
+		.packet_size = BIP_SMALL_MAX, .cnt = &cnt,
 	};
 	const struct bipfw_wire_class *udp = &bipfw_udp_class;
 	void *ctx;

@@ -122,6 +122,12 @@ static void self_release(void *ctx)
 	((struct self_wire *)ctx)->tail++;
 }
 
+/* One source: the packet is simply seen again at the next peek. */
+static void self_hold(void *ctx)
+{
+	(void)ctx;
+}
+
 /* addr is our own receive buffer, named by a CTS we built and looped back
  * through private memory: no other process could have written it. */
 static int self_dma_write(void *ctx, int peer, uint64_t addr, uint64_t key,
@@ -168,6 +174,7 @@ const struct bipfw_wire_class bipfw_self_class = {
 	.commit = self_commit,
 	.peek = self_peek,
 	.release = self_release,
+	.hold = self_hold,
 	.dma_write = self_dma_write,
 	.pull_min = self_pull_min,
 	.dma_read = self_dma_read,

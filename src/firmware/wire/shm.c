@@ -1224,13 +1224,22 @@ static int shm_peek(void *ctx, const void **hdr,
 	return -BIP_EAGAIN;
 }
 
-static void shm_release(void *ctx)
+/* The record stays at its ring's tail; the next peek starts at the next
+ * sender's ring. */
+static void shm_hold(void *ctx)
 {
 	struct bipfw_shm *shm = ctx;
 	int i = shm->rx_cur;
 
-	ring_advance(shm, shm->srcs[i], shm->rx_len);
 	shm->rx_next = i + 1 == shm->nsrcs ? 0 : i + 1;
+}
+
+static void shm_release(void *ctx)
+{
+	struct bipfw_shm *shm = ctx;
+
+	ring_advance(shm, shm->srcs[shm->rx_cur], shm->rx_len);
+	shm_hold(shm);
 }
 
 /* Single copy between our memory and the peer's, the whole of len (the
@@ -1500,6 +1509,7 @@ const struct bipfw_wire_class bipfw_shm_class = {
 	.commit = shm_commit,
 	.peek = shm_peek,
 	.release = shm_release,
+	.hold = shm_hold,
 	.dma_write = shm_dma_write,
 	.expose = shm_expose,
 	.unexpose = shm_unexpose,
