@@ -69,7 +69,7 @@ int bipfw_post_small(struct bipfw *fw, int peer, const struct iovec *iov,
 		     int iovcnt)
 {
 	struct bipfw_send *s;
-	size_t len = 0, off = 0;
+	size_t len = 0;
 	int rc = check_peer(fw, peer);
 
 	if (rc)
@@ -87,10 +87,7 @@ int bipfw_post_small(struct bipfw *fw, int peer, const struct iovec *iov,
 	s = &fw->slots[rc];
 	s->is_long = false;
 	s->len = len;
-	for (int i = 0; i < iovcnt; i++) {
-		memcpy(s->copy + off, iov[i].iov_base, iov[i].iov_len);
-		off += iov[i].iov_len;
-	}
+	bipfw_gather(s->copy, iov, iovcnt);
 	s->buf = s->copy;
 	/* Sends to one peer leave in the order they were posted. */
 	BIPFW_LIST_PUSH(&fw->peers[peer].fifo, fw->slots, next, rc);

@@ -5,6 +5,8 @@
 #ifndef BIP_FIRMWARE_NIC_H
 #define BIP_FIRMWARE_NIC_H
 
+#include <string.h>
+
 #include "bip_errno.h"
 #include "firmware.h"
 #include "kdev.h"
@@ -391,6 +393,17 @@ static inline const struct bipfw_port *bipfw_path_of(const struct bipfw *fw,
 						     int peer)
 {
 	return &fw->wires[fw->peers[peer].path];
+}
+
+/* Gather a small message's pieces into dst (a send slot's copy, or the
+ * link's room). */
+static inline void bipfw_gather(uint8_t *dst, const struct iovec *iov,
+				int iovcnt)
+{
+	for (int i = 0; i < iovcnt; i++) {
+		memcpy(dst, iov[i].iov_base, iov[i].iov_len);
+		dst += iov[i].iov_len;
+	}
 }
 
 /* rx.c */

@@ -139,15 +139,6 @@ static int send_entry(struct bipfw *fw, int peer, const struct bipfw_txent *e,
 	return put_on_link(fw, peer, &h, payload);
 }
 
-/* Gather a message's pieces into dst. */
-static void gather(uint8_t *dst, const struct iovec *iov, int iovcnt)
-{
-	for (int i = 0; i < iovcnt; i++) {
-		memcpy(dst, iov[i].iov_base, iov[i].iov_len);
-		dst += iov[i].iov_len;
-	}
-}
-
 int bipfw_tx_small(struct bipfw *fw, int peer, const struct iovec *iov,
 		   int iovcnt, size_t len)
 {
@@ -176,9 +167,9 @@ int bipfw_tx_small(struct bipfw *fw, int peer, const struct iovec *iov,
 	pkt->ack = p->rx.expected;
 	if (inl) {
 		pkt->flags = BIP_PKTF_INLINE;
-		gather(pkt->inline_data, iov, iovcnt);
+		bipfw_gather(pkt->inline_data, iov, iovcnt);
 	} else {
-		gather((uint8_t *)(pkt + 1), iov, iovcnt);
+		bipfw_gather((uint8_t *)(pkt + 1), iov, iovcnt);
 	}
 	w->cls->commit(w->ctx, peer, pkt, inl ? 0 : len);
 	bipfw_rel_on_send_new(&p->tx, fw->now);
