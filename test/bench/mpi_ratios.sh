@@ -24,24 +24,10 @@ trap 'rm -rf "$tmp"' EXIT
 "$prefix/bin/mpicc" -O2 -o "$tmp/ours" "$src"
 build_peers "$tmp" "$src"
 
-# run PARTY ROUND: one benchmark run, bounded in time.
-run() {
-	case $1 in
-	ours) set -- "$1" "$2" "$prefix/bin/mpiexec" -n 2 ;;
-	mpich) set -- "$1" "$2" mpiexec.mpich -n 2 ;;
-	openmpi) set -- "$1" "$2" mpirun.openmpi --allow-run-as-root \
-		--oversubscribe -n 2 ;;
-	esac
-	p=$1 r=$2
-	shift 2
-	timeout 900 "$@" "$tmp/$p" "$max" >"$tmp/$p.$r" 2>"$tmp/err" ||
-		{ echo "# $p, round $r: failed: $(tail -n 2 "$tmp/err")"; rm -f "$tmp/$p.$r"; }
-}
-
 i=0
 while [ $i -lt "$rounds" ]; do
 	for p in ours $peers; do
-		run "$p" "$i"
+		run_party "$p" 2 "$tmp/$p.$i" "$tmp/$p" "$max" || true
 	done
 	i=$((i + 1))
 done
@@ -50,12 +36,12 @@ done
 med() {
 	for f in "$tmp/$1".[0-9]*; do
 		[ -f "$f" ] && awk -v n="$2" -v c="$3" '$1==n {print $c}' "$f"
-	done | sort -g | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]}'
+	done | median
 }
 first() {
 	for f in "$tmp/$1".[0-9]*; do
 		[ -f "$f" ] && awk '$2 == "first" {print $(NF - 3)}' "$f"
-	done | sort -g | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]}'
+	done | median
 }
 
 echo "# 2 ranks, one host; medians of $rounds rounds; latency one-way (us),"

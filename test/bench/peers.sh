@@ -1,18 +1,49 @@
-# peers.sh - sourced by the MPI benchmark scripts. build_peers DIR SRC
-# builds SRC with Debian's MPICH (DIR/mpich) and Open MPI (DIR/openmpi)
-# where they are installed, and lists in $peers those it built.
+# peers.sh - sourced by the MPI benchmark scripts, which set $prefix (our
+# MPI's install prefix).
+#
+# build_peers DIR SRC [CFLAGS...] builds SRC with Debian's MPICH
+# (DIR/mpich) and Open MPI (DIR/openmpi) where they are installed, and lists
+# in $peers those it built.
 build_peers() {
+	d=$1 s=$2
+	shift 2
 	peers=
 	if command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null &&
-	   mpicc.mpich -O2 -o "$1/mpich" "$2" 2>/dev/null; then
+	   mpicc.mpich -O2 "$@" -o "$d/mpich" "$s" 2>/dev/null; then
 		peers=mpich
 	else
 		echo "# Debian's mpich and libmpich-dev are not installed: no MPICH"
 	fi
 	if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null &&
-	   mpicc.openmpi -O2 -o "$1/openmpi" "$2" 2>/dev/null; then
+	   mpicc.openmpi -O2 "$@" -o "$d/openmpi" "$s" 2>/dev/null; then
 		peers="$peers openmpi"
 	else
 		echo "# Debian's openmpi-bin and libopenmpi-dev are not installed: no Open MPI"
 	fi
+}
+
+# run_party PARTY RANKS OUT PROGRAM [ARGS...]: one run of PROGRAM on RANKS
+# ranks of this host under PARTY's launcher (ours, mpich or openmpi),
+# bounded by TIMEOUT seconds (default 900), its output in OUT; a failure
+# says so and leaves no OUT. Open MPI refuses more ranks than cores unless
+# told (--oversubscribe, which also makes its ranks yield when idle).
+run_party() {
+	p=$1 n=$2 o=$3
+	shift 3
+	case $p in
+	ours) set -- "$prefix/bin/mpiexec" -n "$n" "$@" ;;
+	mpich) set -- mpiexec.mpich -n "$n" "$@" ;;
+	openmpi) set -- mpirun.openmpi --allow-run-as-root --oversubscribe -n "$n" "$@" ;;
+	esac
+	e=$(dirname "$o")/stderr
+	timeout "${TIMEOUT:-900}" "$@" >"$o" 2>"$e" || {
+		echo "# $p on $n ranks: failed or over ${TIMEOUT:-900} s: $(tail -n 2 "$e" | tr '\n' ' ')"
+		rm -f "$o"
+		return 1
+	}
+}
+
+# median: the median of the numbers on stdin, nothing if none.
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
 }

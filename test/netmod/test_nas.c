@@ -200,12 +200,12 @@ int main(int argc, char **argv)
 		t = MPI_Wtime() - t;
 		total += t;
 		if (rank == 0)
-			printf("%s pattern on %d ranks: %.3f s\n", pat[i].name,
+			printf("%s pattern on %d ranks: %.4f s\n", pat[i].name,
 			       size, t);
 	}
 	allreduce_check(1); /* EP: just the final reduction */
 	if (rank == 0)
-		printf("NAS patterns on %d ranks: total %.3f s\n", size, total);
+		printf("NAS patterns on %d ranks: total %.4f s\n", size, total);
 	MPI_Finalize();
 	return 0;
 }
