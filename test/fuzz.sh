@@ -23,7 +23,7 @@ CC=${FUZZ_CC:-clang}
 # The NIC program is every file of its folders and src/common (as in
 # libbipfw): a new wire class needs no entry here.
 fw="$s/firmware/*.c $s/firmware/wire/*.c $s/common/*.c"
-bip="$s/bip/endpoint.c $s/bip/knobs.c $s/bip/msg.c $s/bip/init.c
+bip="$s/bip/endpoint.c $s/bip/knobs.c $s/bip/msg.c $s/bip/idle.c $s/bip/init.c
 	$s/bip/pmi.c $s/bip/pmi_line.c $s/bip/jobkey.c"
 CPPFLAGS="-I$s/bip -I$s/firmware -I$s/common -I$s/netmod"
 # The harnesses: name, source, what it links.

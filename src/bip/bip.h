@@ -218,11 +218,18 @@ int bip_poll(bip_ep_t *ep);
  * idle policy of BIP_IDLE (spin, then yield, then block). */
 int bip_idle_wait(bip_ep_t *ep, long timeout_us);
 
-/* The last phase of that policy, at once, for callers that spin and yield
- * on their own: sleep until a packet may have arrived or timeout_us passed
- * (at most 100 ms; -1: that much). With BIP_IDLE=yield it yields the core
- * once instead, with spin it returns at once. Drives no progress. */
-int bip_sleep(bip_ep_t *ep, long timeout_us);
+/* The same idle policy for a caller that polls in its own loop (MPI's
+ * progress engine): after each of its polls, say how many events it found.
+ * A run of empty polls that follow each other closely is a wait: BIP spins
+ * through it, yields the core, then sleeps up to 1 ms at a time until a
+ * packet may have arrived (as BIP_IDLE allows; never with may_block 0).
+ * Polls further apart (the caller works in between) are not a wait. Drives
+ * no progress. 0, or -BIP_EINVAL. */
+int bip_idle(bip_ep_t *ep, int events, int may_block);
+
+/* 1 when this host has more nodes than this process may use cores (the
+ * idle policy then yields at once), 0 if not, or -BIP_EINVAL. */
+int bip_crowded(const bip_ep_t *ep);
 
 struct bip_counters {
 	uint64_t small_sent, small_received;
@@ -240,6 +247,8 @@ struct bip_counters {
 	uint64_t runs_sent;       /* runs of packets sent as one segmented */
 	uint64_t runs_received;   /* datagram (udp GSO), and received whole */
 	uint64_t kernel_copies;   /* of cma_transfers, by bip.ko's copy */
+	uint64_t idle_yields;     /* cores given away by the idle policy... */
+	uint64_t idle_sleeps;     /* ...and sleeps on the doorbell */
 };
 int bip_get_counters(const bip_ep_t *ep, struct bip_counters *c);
 

@@ -10,6 +10,20 @@
 
 struct bip_pmi;
 
+/* The idle policy's state (idle.c): the current wait, a run of empty
+ * polls. */
+struct bip_idle {
+	bool crowded;              /* more nodes on the host than cores */
+	uint64_t spin_ns, yield_ns;
+	unsigned empty;            /* empty polls in a row */
+	enum bip_idle_policy mode; /* what the last look chose */
+	uint64_t start_ns;         /* the wait's first look at the clock */
+	uint64_t left_ns;          /* when the last yield or sleep ended */
+	unsigned gaps;             /* polls in a row after a long gap */
+	bool slept;
+	uint64_t yields, sleeps;
+};
+
 struct bip_ep {
 	int node, nnodes;
 	uint64_t job_key;
@@ -18,7 +32,18 @@ struct bip_ep {
 	struct bipfw *fw;
 	bool *connected;
 	struct bip_pmi *pmi; /* set when bootstrapped by bip_init */
+	struct bip_idle idle;
 };
+
+/* Choose the idle policy's times for a host of local_nodes nodes. */
+void bip_idle_setup(bip_ep_t *ep, int local_nodes);
+/* A new wait starts: spin first. */
+void bip_idle_restart(bip_ep_t *ep);
+/* One more empty poll of the current wait: spin, yield or sleep (at most
+ * sleep_us) as its length says. own_loop: the polls are ours, back to back,
+ * with no gap to tell work from waiting. */
+void bip_idle_empty(bip_ep_t *ep, bool may_block, bool own_loop,
+		    unsigned sleep_us);
 
 /* A request handle names a send slot, or a tag with this bit set. */
 #define BIP_REQ_RECV 0x80000000u

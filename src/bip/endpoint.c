@@ -75,6 +75,8 @@ int bip_open(const struct bip_open_params *params, bip_ep_t **ep_p)
 	rc = bip_knobs_load(&ep->k);
 	if (rc)
 		goto fail;
+	bip_idle_setup(ep, params->local_nodes ? params->local_nodes
+					      : ep->nnodes);
 	ep->connected = calloc((size_t)ep->nnodes, sizeof(*ep->connected));
 	if (!ep->connected) {
 		rc = -BIP_ENOMEM;
@@ -282,6 +284,8 @@ int bip_get_counters(const bip_ep_t *ep, struct bip_counters *c)
 #define COPY_COUNTER(name) c->name = f->name;
 	BIPFW_COUNTERS(COPY_COUNTER)
 #undef COPY_COUNTER
+	c->idle_yields = ep->idle.yields;
+	c->idle_sleeps = ep->idle.sleeps;
 	return 0;
 }
 

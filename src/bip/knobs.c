@@ -23,9 +23,11 @@ static const struct bip_knob_def own_knobs[] = {
 	    "What a waiting process does once spinning is over: block until "
 	    "traffic arrives, yield the core, or keep spinning." },
 	  BIP_KNOB_CHOICE, 0, 0, idle_choices, U(idle) },
-	{ { "BIP_SPIN_US", "microseconds", "50",
-	    "How long a waiting process spins before yielding." },
-	  BIP_KNOB_COUNT, 0, 10000000, NULL, U(spin_us) },
+	{ { "BIP_SPIN_US", "microseconds|auto", "auto",
+	    "How long a waiting process spins before yielding. auto: 50, or "
+	    "0 (yield at once) when the host has more nodes than this "
+	    "process may use cores." },
+	  BIP_KNOB_COUNT_AUTO, 0, 10000000, NULL, U(spin_us) },
 	{ { "BIP_YIELD_US", "microseconds", "1000",
 	    "With BIP_IDLE=block: how long it yields before blocking." },
 	  BIP_KNOB_COUNT, 0, 10000000, NULL, U(yield_us) },

@@ -1,8 +1,7 @@
 /*
  * msg.c - the message calls of bip.h: small and long sends and receives,
- * requests, progress, and idle waiting (spin, then yield, then block).
+ * requests, progress, and waiting (with the idle policy of idle.c).
  */
-#include <sched.h>
 #include <string.h>
 
 #include "bip_impl.h"
@@ -19,75 +18,32 @@ int bip_poll(bip_ep_t *ep)
 	return err ? err : n;
 }
 
-/* Idle phases, in order; the clock decides when to move on. */
-enum idle_phase { IDLE_SPIN, IDLE_YIELD, IDLE_BLOCK };
-
 int bip_idle_wait(bip_ep_t *ep, long timeout_us)
 {
-	const struct bip_knobs *k;
-	enum idle_phase phase = IDLE_SPIN;
-	uint64_t start, now, left = UINT32_MAX;
+	uint64_t start, now;
+	unsigned left = 100000;
 
 	if (!ep)
 		return -BIP_EINVAL;
-	k = &ep->k;
 	start = bipfw_now_us();
+	bip_idle_restart(ep);
 	for (unsigned i = 1;; i++) {
 		int n = bipfw_step(ep->fw);
 
-		if (n)
+		if (n || timeout_us == 0)
 			return n;
 		/* The clock is slow to read: look at it every 32 turns. */
-		if (i % 32 == 0 || phase != IDLE_SPIN) {
+		if (timeout_us > 0 &&
+		    (i % 32 == 0 || ep->idle.mode != BIP_IDLE_SPIN)) {
 			now = bipfw_now_us();
-			if (timeout_us >= 0) {
-				if (now - start >= (uint64_t)timeout_us)
-					return 0;
-				left = start + (uint64_t)timeout_us - now;
-			}
-			/* Spin first: the answer usually comes within
-			 * microseconds; then give the core away. */
-			if (k->idle == BIP_IDLE_SPIN || now < start + k->spin_us)
-				phase = IDLE_SPIN;
-			else if (k->idle == BIP_IDLE_YIELD ||
-				 now < start + k->spin_us + k->yield_us)
-				phase = IDLE_YIELD;
-			else
-				phase = IDLE_BLOCK;
+			if (now - start >= (uint64_t)timeout_us)
+				return 0;
+			if (start + (uint64_t)timeout_us - now < left)
+				left = (unsigned)(start + (uint64_t)timeout_us -
+						  now);
 		}
-		switch (phase) {
-		case IDLE_SPIN:
-			/* No pause instruction: it costs ~140 cycles on recent
-			 * x86, which is latency; the step itself is the wait. */
-			break;
-		case IDLE_YIELD:
-			sched_yield();
-			break;
-		case IDLE_BLOCK:
-			bipfw_block(ep->fw, left > 100000 ? 100000
-							  : (unsigned)left);
-			break;
-		}
+		bip_idle_empty(ep, true, true, left);
 	}
-}
-
-int bip_sleep(bip_ep_t *ep, long timeout_us)
-{
-	if (!ep)
-		return -BIP_EINVAL;
-	if (timeout_us < 0 || timeout_us > 100000)
-		timeout_us = 100000;
-	switch (ep->k.idle) {
-	case BIP_IDLE_SPIN:
-		break;
-	case BIP_IDLE_YIELD:
-		sched_yield();
-		break;
-	default:
-		bipfw_block(ep->fw, (unsigned)timeout_us);
-		break;
-	}
-	return 0;
 }
 
 /* --- small messages ---------------------------------------------------- */

@@ -78,13 +78,20 @@ static int parse_knob(const struct bip_knob_def *k, const char *text,
 			return -BIP_EINVAL;
 		}
 		break;
+	case BIP_KNOB_COUNT_AUTO:
+		if (strcmp(text, "auto") == 0) {
+			*v = BIP_KNOB_AUTO_COUNT;
+			return 0;
+		}
+		/* fall through */
 	case BIP_KNOB_COUNT:
 	case BIP_KNOB_POW2:
 		errno = 0;
 		*v = strtoull(text, &end, 10);
 		if (errno || end == text || *end || *text == '-') {
-			snprintf(why, len, "%s=%s: expected a whole number",
-				 k->d.name, text);
+			snprintf(why, len, "%s=%s: expected a whole number%s",
+				 k->d.name, text,
+				 k->kind == BIP_KNOB_COUNT_AUTO ? " or auto" : "");
 			return -BIP_EINVAL;
 		}
 		if (k->kind == BIP_KNOB_POW2 && (*v & (*v - 1))) {

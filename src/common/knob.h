@@ -6,12 +6,14 @@
 #ifndef BIP_COMMON_KNOB_PRIV_H
 #define BIP_COMMON_KNOB_PRIV_H
 
+#include <limits.h>
 #include <stddef.h>
 
 #include "bip_knob.h"
 
 enum bip_knob_kind {
 	BIP_KNOB_COUNT,  /* whole number in [min, max] */
+	BIP_KNOB_COUNT_AUTO, /* the same, or "auto": BIP_KNOB_AUTO_COUNT */
 	BIP_KNOB_POW2,   /* power of two in [min, max] */
 	BIP_KNOB_SIZE,   /* bytes, with k/m/g; "never" is SIZE_MAX */
 	BIP_KNOB_SIZE_AUTO, /* the same, or "auto": BIP_KNOB_AUTO */
@@ -21,6 +23,8 @@ enum bip_knob_kind {
 
 /* A size the layer measures for itself (BIP_KNOB_SIZE_AUTO). */
 #define BIP_KNOB_AUTO (SIZE_MAX - 1)
+/* A count the layer chooses for the machine (BIP_KNOB_COUNT_AUTO). */
+#define BIP_KNOB_AUTO_COUNT UINT_MAX
 
 /* A knob and where its value goes: a size_t for BIP_KNOB_SIZE(_AUTO), a char
  * array of max bytes for BIP_KNOB_TEXT, else an unsigned (the macros below

@@ -8,7 +8,6 @@
 #include "mpidimpl.h"
 #include "mpidu_bc.h"
 
-#include <sched.h>
 #include <unistd.h>
 #include "bip_state.h"
 
@@ -182,24 +181,6 @@ static int read_cvars(MPIDI_BIP_global_t *g)
 	return MPI_SUCCESS;
 }
 
-/* Spin long only when every local rank has a core of its own: with more
- * ranks than cores, the rank a spinner waits for may need that core. */
-static void idle_policy(MPIDI_BIP_global_t *g)
-{
-	cpu_set_t cpus;
-	int ncpus = 0;
-
-	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0)
-		ncpus = CPU_COUNT(&cpus);
-	if (ncpus > 0 && MPIR_Process.local_size > ncpus) {
-		g->spin_polls = 50;
-		g->yield_polls = 500;
-	} else {
-		g->spin_polls = 2000;
-		g->yield_polls = 20000;
-	}
-}
-
 /* Give back everything init took: at finalize, and on every init failure
  * (Hydra removes nothing from /dev/shm after a failed job). */
 static int release(MPIDI_BIP_global_t *g)
@@ -257,7 +238,7 @@ int MPIDI_BIP_init_local(int *tag_bits)
 	MPIR_ERR_CHECK(mpi_errno);
 	rc = bip_open(&params, &g->ep);
 	BIP_CHECK(rc, "bip_open");
-	idle_policy(g);
+	g->crowded = bip_crowded(g->ep) == 1;
 	/* The netmod matches MPI tags itself: a full int travels. */
 	*tag_bits = MPIR_TAG_BITS_DEFAULT;
 fn_exit:
@@ -419,8 +400,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)c->am_short,
 		(unsigned long long)c->am_3way,
 		c->sfifo_max, c->rfifo_max, (unsigned long long)dropped, why,
-		(unsigned long long)c->yields,
-		(unsigned long long)c->sleeps,
+		(unsigned long long)b.idle_yields,
+		(unsigned long long)b.idle_sleeps,
 		(unsigned long long)b.packets_sent,
 		(unsigned long long)b.packets_received,
 		(unsigned long long)b.acks_sent,

@@ -7,18 +7,6 @@
 #include "mpidimpl.h"
 #include "bip_state.h"
 
-#include <sched.h>
-#include <time.h>
-
-/* Calls further apart than this are not a wait loop: the caller works in
- * between (MPI_Test in a compute loop), and must not be slowed. MPICH's own
- * wait loops come back within 0.5 us, within 1-2 us after a sleep (cold
- * caches); an interrupt or a preemption makes a long gap now and then,
- * hence several in a row are needed. */
-#define IDLE_GAP_NS 1000
-#define IDLE_GAP_SLEPT_NS 10000
-#define IDLE_GAPS 4
-
 MPIDI_BIP_global_t MPIDI_BIP_global;
 
 int MPIDI_BIP_error(int rc, const char *what)
@@ -241,51 +229,10 @@ fn_fail:
 	goto fn_exit;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Past the spin phase, give the core away: yield, then sleep on BIP's
- * doorbell (as BIP_IDLE allows) until traffic comes or a millisecond
- * passed, so that MPICH's progress still runs now and then. Only while the
- * caller comes back at once: gaps between our idle calls (from the end of
- * one to the start of the next) mean it works in between, and its streak
- * of empty polls starts over. Not asleep with threads: the sleeper would
- * hold MPICH's lock. */
-static void idle(MPIDI_BIP_global_t *g, uint64_t entered_ns)
-{
-	uint64_t gap = g->idle_slept ? IDLE_GAP_SLEPT_NS : IDLE_GAP_NS;
-
-	if (g->idle > g->spin_polls + 1 && entered_ns - g->idle_left_ns > gap) {
-		if (++g->idle_gaps == IDLE_GAPS) {
-			g->idle = 0;
-			g->idle_gaps = 0;
-			return;
-		}
-	} else {
-		g->idle_gaps = 0;
-	}
-	g->idle_slept = g->idle > g->yield_polls && !MPIR_ThreadInfo.isThreaded;
-	if (g->idle_slept) {
-		bip_sleep(g->ep, 1000);
-		g->cnt.sleeps++;
-	} else {
-		sched_yield();
-		g->cnt.yields++;
-	}
-	g->idle_left_ns = now_ns();
-}
-
 int MPIDI_BIP_progress(int vci, int blocking)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	int mpi_errno = MPI_SUCCESS, progress = 0;
-	/* The clock only once the spinning is over: it costs a poll's time. */
-	uint64_t entered_ns = g->idle >= g->spin_polls ? now_ns() : 0;
 
 	mpi_errno = drain_control(&progress);
 	MPIR_ERR_CHECK(mpi_errno);
@@ -295,12 +242,10 @@ int MPIDI_BIP_progress(int vci, int blocking)
 	MPIR_ERR_CHECK(mpi_errno);
 	mpi_errno = check_peers(g);
 	MPIR_ERR_CHECK(mpi_errno);
-	/* MPICH polls in a loop: after a while with nothing to do, give the
-	 * core away. */
-	if (progress)
-		g->idle = 0;
-	else if (++g->idle > g->spin_polls)
-		idle(g, entered_ns);
+	/* MPICH polls in a loop: after a while with nothing to do, BIP's idle
+	 * policy gives the core away. Never asleep with threads: the sleeper
+	 * would hold MPICH's lock. */
+	bip_idle(g->ep, progress, !MPIR_ThreadInfo.isThreaded);
 fn_exit:
 	return mpi_errno;
 fn_fail:

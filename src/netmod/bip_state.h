@@ -110,7 +110,6 @@ typedef struct {
 	uint64_t dropped[MPIDI_BIP_CTL_NDROPS]; /* malformed messages, by why */
 	uint64_t unexpected;     /* messages that arrived before a receive */
 	uint64_t am_short, am_3way;
-	uint64_t yields, sleeps; /* the idle policy at work */
 	unsigned sfifo_depth, sfifo_max;  /* send FIFOs, all peers */
 	unsigned rfifo_depth, rfifo_max;  /* receive FIFO (waiting for a tag) */
 	unsigned unexp_depth, unexp_max;
@@ -145,12 +144,7 @@ typedef struct {
 	unsigned nlrecvs;               /* tags owned */
 	MPIDI_BIP_lrecv_t *rfifo_head, *rfifo_tail;
 	MPIDI_BIP_lsend_t *lsends, **lsends_tail; /* oldest first */
-	unsigned idle;                  /* progress calls with nothing done */
-	unsigned spin_polls;            /* ...before yielding the core */
-	unsigned yield_polls;           /* ...before sleeping on the doorbell */
-	uint64_t idle_left_ns;          /* when the last idle call returned */
-	unsigned idle_gaps;             /* calls in a row after a long gap */
-	bool idle_slept;                /* the last idle call slept */
+	bool crowded;                   /* more local ranks than cores */
 } MPIDI_BIP_global_t;
 
 extern MPIDI_BIP_global_t MPIDI_BIP_global;

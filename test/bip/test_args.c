@@ -293,8 +293,9 @@ int main(int argc, char **argv)
 	}
 	EXPECT(bip_peek_nopoll(ep, NULL, &st), -BIP_EINVAL);
 	EXPECT(bip_test_nopoll(ep, NULL, &rc, &st), -BIP_EINVAL);
-	EXPECT(bip_sleep(NULL, 10), -BIP_EINVAL);
-	EXPECT(bip_sleep(ep, 0), 0);
+	EXPECT(bip_idle(NULL, 0, 1), -BIP_EINVAL);
+	EXPECT(bip_idle(ep, 0, 1), 0);
+	EXPECT(bip_crowded(NULL), -BIP_EINVAL);
 	EXPECT(bip_ilsend(ep, peer, -1, buf, 1, &req), -BIP_ETAG);
 	EXPECT(bip_ilsend(ep, peer, 1 << 20, buf, 1, &req), -BIP_ETAG);
 	EXPECT(bip_ilsend(ep, peer, 0, buf, 1, NULL), -BIP_EINVAL);

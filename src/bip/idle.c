@@ -1,0 +1,137 @@
+/*
+ * idle.c - the idle policy, one for every waiting loop: bip_idle_wait's and
+ * a caller's own (the MPI netmod's progress engine, through bip_idle). A run
+ * of empty polls that follow each other closely is a wait: spin first (the
+ * answer usually comes within microseconds), then yield the core, then sleep
+ * on the doorbell until a packet comes.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <time.h>
+
+#include "bip_impl.h"
+
+/* Polls further apart than this are not a wait: the caller works in between
+ * (MPI_Test in a compute loop) and must not be slowed. A poll loop comes
+ * back within a microsecond or two, later after a sleep (cold caches); an
+ * interrupt or a preemption makes a long gap now and then, hence several
+ * in a row are needed. */
+#define GAP_NS 2000
+#define GAP_SLEPT_NS 10000
+#define GAPS 4
+/* The clock is slow to read: while spinning, look at it this seldom. */
+#define SPIN_LOOK 32
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void bip_idle_setup(bip_ep_t *ep, int local_nodes)
+{
+	struct bip_idle *s = &ep->idle;
+	cpu_set_t cpus;
+	int ncpus = 0;
+
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0)
+		ncpus = CPU_COUNT(&cpus);
+	/* Spin only when every node of the host has a core of its own: with
+	 * more nodes than cores, the node a spinner waits for may need that
+	 * core (yielding at once is what Open MPI does then). */
+	s->crowded = ncpus > 0 && local_nodes > ncpus;
+	s->spin_ns = ep->k.spin_us == BIP_KNOB_AUTO_COUNT
+			     ? (s->crowded ? 0 : 50000)
+			     : (uint64_t)ep->k.spin_us * 1000;
+	s->yield_ns = (uint64_t)ep->k.yield_us * 1000;
+	s->empty = 0;
+}
+
+void bip_idle_restart(bip_ep_t *ep)
+{
+	ep->idle.empty = 0;
+}
+
+/* The phase a wait has reached after waited_ns, as BIP_IDLE allows. */
+static enum bip_idle_policy phase(const bip_ep_t *ep, uint64_t waited_ns,
+				  bool may_block)
+{
+	const struct bip_idle *s = &ep->idle;
+
+	if (ep->k.idle == BIP_IDLE_SPIN || waited_ns < s->spin_ns)
+		return BIP_IDLE_SPIN;
+	if (ep->k.idle == BIP_IDLE_YIELD || !may_block ||
+	    waited_ns < s->spin_ns + s->yield_ns)
+		return BIP_IDLE_YIELD;
+	return BIP_IDLE_BLOCK;
+}
+
+void bip_idle_empty(bip_ep_t *ep, bool may_block, bool own_loop,
+		    unsigned sleep_us)
+{
+	struct bip_idle *s = &ep->idle;
+	unsigned first = s->spin_ns ? SPIN_LOOK : 1;
+	unsigned every = s->mode == BIP_IDLE_SPIN && s->spin_ns ? SPIN_LOOK : 1;
+	uint64_t now;
+
+	/* A wait is timed from its first look at the clock. */
+	if (++s->empty < first ||
+	    (s->empty > first && (s->empty - first) % every))
+		return;
+	now = now_ns();
+	if (s->empty == first) {
+		/* Nothing given away yet: the next look tells a wait from a
+		 * caller working between polls. */
+		s->start_ns = s->left_ns = now;
+		s->gaps = 0;
+		s->slept = false;
+		s->mode = BIP_IDLE_SPIN;
+		return;
+	}
+	if (!own_loop &&
+	    now - s->left_ns > every * (s->slept ? GAP_SLEPT_NS : GAP_NS)) {
+		/* The caller may be working between polls: give nothing
+		 * away, and after a few such polls start over. */
+		s->left_ns = now;
+		if (++s->gaps == GAPS)
+			s->empty = 0;
+		return;
+	}
+	s->gaps = 0;
+	s->mode = phase(ep, now - s->start_ns, may_block);
+	s->slept = s->mode == BIP_IDLE_BLOCK;
+	switch (s->mode) {
+	case BIP_IDLE_SPIN:
+		/* No pause instruction: it costs ~140 cycles on recent x86,
+		 * which is latency; the poll itself is the wait. */
+		s->left_ns = now;
+		return;
+	case BIP_IDLE_YIELD:
+		sched_yield();
+		s->yields++;
+		break;
+	case BIP_IDLE_BLOCK:
+		bipfw_block(ep->fw, sleep_us);
+		s->sleeps++;
+		break;
+	}
+	s->left_ns = now_ns();
+}
+
+int bip_idle(bip_ep_t *ep, int events, int may_block)
+{
+	if (!ep)
+		return -BIP_EINVAL;
+	if (events)
+		ep->idle.empty = 0;
+	else
+		bip_idle_empty(ep, may_block, false, 1000);
+	return 0;
+}
+
+int bip_crowded(const bip_ep_t *ep)
+{
+	return ep ? ep->idle.crowded : -BIP_EINVAL;
+}
