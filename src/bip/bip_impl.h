@@ -20,7 +20,6 @@ struct bip_idle {
 	uint64_t start_ns;         /* the wait's first look at the clock */
 	uint64_t left_ns;          /* when the last yield or sleep ended */
 	unsigned gaps;             /* polls in a row after a long gap */
-	bool slept;
 	uint64_t yields, sleeps;
 };
 

@@ -7,7 +7,6 @@
  */
 #define _GNU_SOURCE
 #include <sched.h>
-#include <time.h>
 
 #include "bip_impl.h"
 
@@ -21,14 +20,6 @@
 #define GAPS 4
 /* The clock is slow to read: while spinning, look at it this seldom. */
 #define SPIN_LOOK 32
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 void bip_idle_setup(bip_ep_t *ep, int local_nodes)
 {
@@ -46,7 +37,6 @@ void bip_idle_setup(bip_ep_t *ep, int local_nodes)
 			     ? (s->crowded ? 0 : 50000)
 			     : (uint64_t)ep->k.spin_us * 1000;
 	s->yield_ns = (uint64_t)ep->k.yield_us * 1000;
-	s->empty = 0;
 }
 
 void bip_idle_restart(bip_ep_t *ep)
@@ -80,18 +70,18 @@ void bip_idle_empty(bip_ep_t *ep, bool may_block, bool own_loop,
 	if (++s->empty < first ||
 	    (s->empty > first && (s->empty - first) % every))
 		return;
-	now = now_ns();
+	now = bipfw_now_ns();
 	if (s->empty == first) {
 		/* Nothing given away yet: the next look tells a wait from a
 		 * caller working between polls. */
 		s->start_ns = s->left_ns = now;
 		s->gaps = 0;
-		s->slept = false;
 		s->mode = BIP_IDLE_SPIN;
 		return;
 	}
 	if (!own_loop &&
-	    now - s->left_ns > every * (s->slept ? GAP_SLEPT_NS : GAP_NS)) {
+	    now - s->left_ns >
+		    every * (s->mode == BIP_IDLE_BLOCK ? GAP_SLEPT_NS : GAP_NS)) {
 		/* The caller may be working between polls: give nothing
 		 * away, and after a few such polls start over. */
 		s->left_ns = now;
@@ -101,7 +91,6 @@ void bip_idle_empty(bip_ep_t *ep, bool may_block, bool own_loop,
 	}
 	s->gaps = 0;
 	s->mode = phase(ep, now - s->start_ns, may_block);
-	s->slept = s->mode == BIP_IDLE_BLOCK;
 	switch (s->mode) {
 	case BIP_IDLE_SPIN:
 		/* No pause instruction: it costs ~140 cycles on recent x86,
@@ -117,7 +106,7 @@ void bip_idle_empty(bip_ep_t *ep, bool may_block, bool own_loop,
 		s->sleeps++;
 		break;
 	}
-	s->left_ns = now_ns();
+	s->left_ns = bipfw_now_ns();
 }
 
 int bip_idle(bip_ep_t *ep, int events, int may_block)
@@ -125,7 +114,7 @@ int bip_idle(bip_ep_t *ep, int events, int may_block)
 	if (!ep)
 		return -BIP_EINVAL;
 	if (events)
-		ep->idle.empty = 0;
+		bip_idle_restart(ep);
 	else
 		bip_idle_empty(ep, may_block, false, 1000);
 	return 0;

@@ -36,11 +36,12 @@ int bip_idle_wait(bip_ep_t *ep, long timeout_us)
 		if (timeout_us > 0 &&
 		    (i % 32 == 0 || ep->idle.mode != BIP_IDLE_SPIN)) {
 			now = bipfw_now_us();
+			uint64_t rest = start + (uint64_t)timeout_us - now;
+
 			if (now - start >= (uint64_t)timeout_us)
 				return 0;
-			if (start + (uint64_t)timeout_us - now < left)
-				left = (unsigned)(start + (uint64_t)timeout_us -
-						  now);
+			if (rest < left)
+				left = (unsigned)rest;
 		}
 		bip_idle_empty(ep, true, true, left);
 	}

@@ -346,6 +346,7 @@ static inline uint64_t bipfw_rand(uint64_t *state)
 
 /* Monotonic microseconds, the firmware's clock. */
 uint64_t bipfw_now_us(void);
+uint64_t bipfw_now_ns(void);
 
 /* SipHash-2-4 of len bytes under a 128-bit key. */
 uint64_t bipfw_siphash(const uint64_t key[2], const void *data, size_t len);

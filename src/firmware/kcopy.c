@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bip_errno.h"
+#include "firmware.h"
 #include "kdev.h"
 #include "log.h"
 
@@ -36,14 +36,6 @@ int bipfw_kcopy_write(struct bipfw_kdev *k, uint64_t peer, uint64_t key,
 #define CAL_RUNS 3
 #define CAL_BOUNCE (64u << 10) /* what a ring moves between two looks */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* One message of len bytes as bip.ko moves it: the receiver registers its
  * buffer, the sender its own, the kernel copies, both deregister. Our own
  * file is both ends. ns, or 0 if the module refused. */
@@ -52,7 +44,7 @@ static uint64_t kernel_ns(struct bipfw_kdev *k, uint8_t *dst,
 {
 	struct bip_kabi_copy c = { .peer = k->endpoint, .len = len,
 				   .flags = BIP_COPY_WRITE };
-	uint64_t t = now_ns();
+	uint64_t t = bipfw_now_ns();
 	int rc;
 
 	if (bipfw_kdev_reg(k, dst, len, &c.peer_handle))
@@ -63,7 +55,7 @@ static uint64_t kernel_ns(struct bipfw_kdev *k, uint8_t *dst,
 		bipfw_kdev_dereg(k, c.handle);
 	}
 	bipfw_kdev_dereg(k, c.peer_handle);
-	t = now_ns() - t;
+	t = bipfw_now_ns() - t;
 	return rc ? 0 : t ? t : 1;
 }
 
@@ -71,7 +63,7 @@ static uint64_t kernel_ns(struct bipfw_kdev *k, uint8_t *dst,
 static uint64_t rings_ns(uint8_t *dst, const uint8_t *src, size_t len,
 			 uint8_t *bounce)
 {
-	uint64_t t = now_ns();
+	uint64_t t = bipfw_now_ns();
 
 	for (size_t at = 0; at < len; at += CAL_BOUNCE) {
 		size_t n = len - at < CAL_BOUNCE ? len - at : CAL_BOUNCE;
@@ -81,7 +73,7 @@ static uint64_t rings_ns(uint8_t *dst, const uint8_t *src, size_t len,
 		__asm__ volatile("" : : "r"(bounce) : "memory");
 		memcpy(dst + at, bounce, n);
 	}
-	return now_ns() - t;
+	return bipfw_now_ns() - t;
 }
 
 static int cmp_u64(const void *a, const void *b)

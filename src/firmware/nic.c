@@ -16,12 +16,17 @@
 #define CLOCK_EVERY 16
 #define BUSY_POLL_US 200 /* sleep bound while sends wait for link space */
 
-uint64_t bipfw_now_us(void)
+uint64_t bipfw_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t bipfw_now_us(void)
+{
+	return bipfw_now_ns() / 1000u;
 }
 
 #define U(field) BIP_KNOB_UINT(struct bipfw_config, field)
