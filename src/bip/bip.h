@@ -140,7 +140,10 @@ int bip_recv(bip_ep_t *ep, void *buf, size_t cap, struct bip_status *st);
 int bip_recv_try(bip_ep_t *ep, void *buf, size_t cap, struct bip_status *st);
 
 /* Zero-copy access to the oldest small message: *data stays valid until
- * bip_consume(). -BIP_EAGAIN when empty. */
+ * bip_consume(). -BIP_EAGAIN when empty. From a peer on this host it may
+ * point into the ring that peer writes (no copy on the way): a malicious
+ * peer could change it while it is read, so copy what is checked before
+ * checking it. */
 int bip_peek(bip_ep_t *ep, const void **data, struct bip_status *st);
 int bip_consume(bip_ep_t *ep);
 
@@ -249,6 +252,8 @@ struct bip_counters {
 	uint64_t kernel_copies;   /* of cma_transfers, by bip.ko's copy */
 	uint64_t idle_yields;     /* cores given away by the idle policy... */
 	uint64_t idle_sleeps;     /* ...and sleeps on the doorbell */
+	uint64_t small_in_place;  /* small messages read where they arrived
+				   * (shm ring), not copied to the queue */
 };
 int bip_get_counters(const bip_ep_t *ep, struct bip_counters *c);
 

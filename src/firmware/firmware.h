@@ -38,7 +38,7 @@ enum bipfw_peer_state {
 	X(nacks_received) X(retransmits) X(small_overflows)                   \
 	X(dropped_foreign) X(dropped_bad) X(dropped_dup) X(cma_transfers)     \
 	X(peers_lost) X(faults_injected) X(runs_sent) X(runs_received)        \
-	X(kernel_copies)
+	X(kernel_copies) X(small_in_place)
 
 struct bipfw_counters {
 #define BIPFW_COUNTER_FIELD(name) uint64_t name;
@@ -125,6 +125,13 @@ struct bipfw_wire_class {
 		    const void **payload, size_t *avail);
 	void (*release)(void *ctx);
 	void (*hold)(void *ctx); /* lossless wires only */
+	/* Lossless wires, optional: go past the packet as release does, but
+	 * leave its payload where it is, unchanged, until unkeep(token) (the
+	 * token keep returned, for packets from that peer in the order they
+	 * were kept). The small queue lends it to the host instead of a
+	 * copy. */
+	uint64_t (*keep)(void *ctx);
+	void (*unkeep)(void *ctx, int peer, uint64_t token);
 
 	/* DMA: write len bytes at addr in the peer's memory, which the peer
 	 * may have exposed under key (0: not); NULL if absent. -BIP_EAGAIN

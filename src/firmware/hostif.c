@@ -302,8 +302,17 @@ int bipfw_small_peek(struct bipfw *fw, const void **data, size_t *len_p,
 
 void bipfw_small_pop(struct bipfw *fw)
 {
+	struct bipfw_small_entry *e = &fw->smallq[fw->sq_head];
+
 	if (!fw->sq_count)
 		return;
+	if (e->kept) {
+		const struct bipfw_port *w = &fw->wires[e->kept - 1];
+
+		w->cls->unkeep(w->ctx, e->src, e->token);
+		e->kept = 0;
+		e->data = e->buf;
+	}
 	if (++fw->sq_head == fw->cfg.small_queue)
 		fw->sq_head = 0;
 	fw->sq_count--;

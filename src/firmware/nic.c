@@ -166,7 +166,7 @@ static size_t hostif_bytes(const struct bipfw_config *cfg)
 static void hostif_place(struct bipfw *fw, uint8_t *m)
 {
 	for (unsigned i = 0; i < fw->cfg.small_queue; i++, m += BIP_SMALL_MAX)
-		fw->smallq[i].data = m;
+		fw->smallq[i].data = fw->smallq[i].buf = m;
 	for (unsigned i = fw->cfg.send_slots; i-- > 0; m += BIP_SMALL_MAX)
 		fw->slots[i].copy = m;
 }

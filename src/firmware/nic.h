@@ -311,8 +311,11 @@ struct bipfw_peer {
 
 struct bipfw_small_entry {
 	uint16_t src;
+	uint8_t kept;        /* lent by wire kept - 1 (keep), 0: a copy */
 	uint32_t len;
-	uint8_t *data; /* BIP_SMALL_MAX bytes */
+	const uint8_t *data; /* the message: buf, or where the wire keeps it */
+	uint8_t *buf;        /* BIP_SMALL_MAX bytes of our own */
+	uint64_t token;      /* the wire's, for unkeep */
 };
 
 struct bipfw {
@@ -336,6 +339,10 @@ struct bipfw {
 	struct bipfw_small_entry *smallq;
 	unsigned sq_head, sq_count;
 	bool in_overflow; /* refusing small packets right now */
+	/* The packet rx_wire hands over: its wire may lend its payload
+	 * (index + 1, 0: no), and the queue entry that took the loan. */
+	uint8_t rx_lend;
+	struct bipfw_small_entry *rx_lent;
 	int pending_error;
 
 	uint64_t now;      /* the clock, refreshed every CLOCK_EVERY steps */

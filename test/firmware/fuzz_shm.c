@@ -7,8 +7,10 @@
  * caught. Built with -DFUZZ_SEEDS instead, it writes seeds: segments and
  * rings laid out as a real peer lays them out.
  *
- * Input: one byte of choice (bit 0: the peer's segment; else our ring),
- * then the bytes of that segment or ring image.
+ * Input: one byte of choice (bit 0: the peer's segment; else our ring,
+ * whose records are lent as the small queue lends them when bit 1 is set:
+ * every other one kept, then all given back in order), then the bytes of
+ * that segment or ring image.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,6 +123,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Our ring from node 1, as it wrote it: read every packet. */
 	{
 		uint8_t *ring = bipfw_shm_inbound(shm, 1, &len);
+		uint64_t tokens[2 * SLOTS];
+		int kept = 0;
 
 		memset(ring, 0, len);
 		memcpy(ring, data + 1, size - 1 < len ? size - 1 : len);
@@ -131,9 +135,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 * packet of payload after it. */
 			memcpy(page, payload, avail);
 			memcpy(page, hdr, sizeof(*hdr));
-			bipfw_shm_class.release(shm);
+			if ((data[0] & 2) && (i & 1))
+				tokens[kept++] = bipfw_shm_class.keep(shm);
+			else
+				bipfw_shm_class.release(shm);
 			read_pkts++;
 		}
+		for (int i = 0; i < kept; i++)
+			bipfw_shm_class.unkeep(shm, 1, tokens[i]);
 	}
 	return 0;
 }

@@ -246,6 +246,7 @@ struct bipfw_shm {
 	struct shm_peer *peers;
 	struct ring **in; /* our inbound rings, by source (NULL for self) */
 	uint64_t *tails;  /* consumer positions of our inbound rings */
+	uint32_t *lent;   /* records behind them lent to the host (keep) */
 	int *srcs;        /* the peers attached: the rings worth a look */
 	int nsrcs;
 	int rx_next;      /* index in srcs to look at first (round-robin) */
@@ -639,9 +640,11 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 	shm->size = shm->ring_off + stride * (size_t)(n - 1);
 	shm->peers = calloc((size_t)n, sizeof(*shm->peers));
 	shm->tails = calloc((size_t)n, sizeof(*shm->tails));
+	shm->lent = calloc((size_t)n, sizeof(*shm->lent));
 	shm->in = calloc((size_t)n, sizeof(*shm->in));
 	shm->srcs = calloc((size_t)n, sizeof(*shm->srcs));
-	if (!shm->peers || !shm->tails || !shm->in || !shm->srcs) {
+	if (!shm->peers || !shm->tails || !shm->lent || !shm->in ||
+	    !shm->srcs) {
 		rc = -BIP_ENOMEM;
 		goto fail;
 	}
@@ -1064,6 +1067,7 @@ void bipfw_shm_close(struct bipfw_shm *shm)
 	free(shm->peers);
 	free(shm->in);
 	free(shm->tails);
+	free(shm->lent);
 	free(shm->srcs);
 	free(shm);
 }
@@ -1173,11 +1177,20 @@ static bool any_ready(struct bipfw_shm *shm)
 	return false;
 }
 
+/* The sender may write again up to end: every record before it is read,
+ * and no longer lent out. */
+static void ring_free(struct bipfw_shm *shm, int src, uint64_t end)
+{
+	atomic_store_explicit(&shm->in[src]->tail, end, memory_order_release);
+}
+
+/* Past len bytes: they go back to the sender at once, unless records
+ * before them are still lent (then when those come back). */
 static void ring_advance(struct bipfw_shm *shm, int src, uint64_t len)
 {
 	shm->tails[src] += len;
-	atomic_store_explicit(&shm->in[src]->tail, shm->tails[src],
-			      memory_order_release);
+	if (!shm->lent[src])
+		ring_free(shm, src, shm->tails[src]);
 }
 
 /* Look at every inbound ring once, from rx_next on (round-robin). This is
@@ -1240,6 +1253,31 @@ static void shm_release(void *ctx)
 
 	ring_advance(shm, shm->srcs[shm->rx_cur], shm->rx_len);
 	shm_hold(shm);
+}
+
+/* Past the record, which stays in the ring, lent to the host's small
+ * queue, until shm_unkeep; the sender's space comes back only then. The
+ * queue gives records back in the order it took them, and each ring's in
+ * its own order: so giving one back frees everything before its end, and
+ * the last one everything read so far. The token is that end. */
+static uint64_t shm_keep(void *ctx)
+{
+	struct bipfw_shm *shm = ctx;
+	int src = shm->srcs[shm->rx_cur];
+
+	shm->lent[src]++;
+	shm->tails[src] += shm->rx_len;
+	shm_hold(shm);
+	return shm->tails[src];
+}
+
+static void shm_unkeep(void *ctx, int src, uint64_t end)
+{
+	struct bipfw_shm *shm = ctx;
+
+	if (!shm->lent[src])
+		return;
+	ring_free(shm, src, --shm->lent[src] ? end : shm->tails[src]);
 }
 
 /* Single copy between our memory and the peer's, the whole of len (the
@@ -1510,6 +1548,8 @@ const struct bipfw_wire_class bipfw_shm_class = {
 	.peek = shm_peek,
 	.release = shm_release,
 	.hold = shm_hold,
+	.keep = shm_keep,
+	.unkeep = shm_unkeep,
 	.dma_write = shm_dma_write,
 	.expose = shm_expose,
 	.unexpose = shm_unexpose,

@@ -1,0 +1,12 @@
+#!/bin/sh
+# Small messages lent in place from the shm ring: a held message stays
+# intact while more arrive; every byte and the order survive a ring that
+# wraps many times (16 KiB with packets of 4160 bytes: a few messages fill
+# it, so the sender waits for the loans to come back) and a tiny queue;
+# other wires copy.
+. "$top_srcdir/test/bip/lib.sh"
+run "$BIP_RUN" -n 2 -t 60 "$T/test_lend" 500
+BIP_PACKET_SIZE=4160 BIP_SHM_RING_SIZE=16k \
+	run "$BIP_RUN" -n 2 -t 60 "$T/test_lend" 500
+BIP_SMALL_QUEUE=4 run "$BIP_RUN" -n 2 -t 60 "$T/test_lend" 300
+BIP_WIRE=udp run "$BIP_RUN" -n 2 -t 60 "$T/test_lend" 100
