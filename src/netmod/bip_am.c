@@ -119,15 +119,19 @@ void MPIDI_BIP_am_request_finalize(MPIR_Request *req)
 
 /* --- arriving ------------------------------------------------------------ */
 
+/* MPIDIG's handlers read their header in place, and more than once: they
+ * get a private copy (BIP may lend its ring, which the sender can still
+ * write: bip_peek). The data is only copied out. */
 int MPIDI_BIP_am_arrived(int node, const MPIDI_BIP_ctl_am_t *am,
 			 const void *payload)
 {
-	const char *am_hdr = payload;
+	_Alignas(max_align_t) char am_hdr[MPIDI_BIP_AM_INLINE_MAX];
 	int attr = 0;
 
+	memcpy(am_hdr, payload, am->am_hdr_sz);
 	MPIDIG_AM_ATTR_SET_VCIS(attr, am->src_vci, am->dst_vci);
 	return MPIDIG_global.target_msg_cbs[am->handler_id](
-		(void *)am_hdr, (void *)(am_hdr + am->am_hdr_sz),
+		am_hdr, (char *)payload + am->am_hdr_sz,
 		(MPI_Aint)am->data_sz, attr, NULL);
 }
 
@@ -200,16 +204,18 @@ static int am_lrecv_done(MPIDI_BIP_lrecv_t *lr, int err)
 
 /* AM_RTS: MPIDIG matches the header now, the data comes later. */
 int MPIDI_BIP_am_rts(int node, const MPIDI_BIP_ctl_am_t *am,
-		     const void *am_hdr)
+		     const void *payload)
 {
+	_Alignas(max_align_t) char am_hdr[MPIDI_BIP_AM_INLINE_MAX];
 	MPIR_Request *rreq = NULL;
 	MPIDIG_rreq_async_t *a;
 	void *dst;
 	int attr = MPIDIG_AM_ATTR__IS_ASYNC, mpi_errno;
 
+	memcpy(am_hdr, payload, am->am_hdr_sz); /* as in am_arrived */
 	MPIDIG_AM_ATTR_SET_VCIS(attr, am->src_vci, am->dst_vci);
 	mpi_errno = MPIDIG_global.target_msg_cbs[am->handler_id](
-		(void *)am_hdr, NULL, (MPI_Aint)am->data_sz, attr, &rreq);
+		am_hdr, NULL, (MPI_Aint)am->data_sz, attr, &rreq);
 	MPIR_ERR_CHECK(mpi_errno);
 	MPIR_Assert(rreq);
 	MPIDIG_recv_setup(rreq);

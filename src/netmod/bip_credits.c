@@ -34,49 +34,88 @@
  *
  * Messages BIP cannot take yet (no credit, or all BIP send slots busy) wait
  * in a FIFO per peer, in order, drained on credits and on completions: MPI's
- * non-overtaking rule holds and the upper layers see unlimited sends.
+ * non-overtaking rule holds and the upper layers see unlimited sends. Up
+ * to N of them are copies, and their sends complete at once, so a burst
+ * twice the peer's window leaves without waiting (NAS LU's); beyond that
+ * a short send lends its data and completes when the message leaves. A
+ * sender that never waits (a broadcast root) then keeps pace with its
+ * receiver, and its FIFO's memory stays bounded: copied without end, it
+ * grew to thousands of messages, whose fresh pages cost more than the
+ * sends.
  */
 #include "mpidimpl.h"
 #include "bip_state.h"
 
-/* A queued copy of the message gathered from iov[0..1]. */
-static MPIDI_BIP_ctlq_t *ctlq_new(int node, const struct iovec *iov)
+/* A queued message gathered from iov[0..1]: a copy, or with lent, a copy
+ * of iov[0] and iov[1] where it is. */
+static MPIDI_BIP_ctlq_t *ctlq_new(int node, const struct iovec *iov,
+				  MPIR_Request *lent)
 {
-	size_t len = iov[0].iov_len + iov[1].iov_len;
+	size_t len = iov[0].iov_len + (lent ? 0 : iov[1].iov_len);
 	MPIDI_BIP_ctlq_t *q = MPL_malloc(sizeof(*q) + len, MPL_MEM_BUFFER);
 
-	if (q) {
-		q->next = NULL;
-		q->node = node;
-		q->len = len;
-		memcpy(q->msg, iov[0].iov_base, iov[0].iov_len);
+	if (!q)
+		return NULL;
+	*q = (MPIDI_BIP_ctlq_t){
+		.node = node,
+		.len = len,
+		.lent = lent,
+		.data = lent ? iov[1].iov_base : NULL,
+		.data_len = lent ? iov[1].iov_len : 0,
+	};
+	memcpy(q->msg, iov[0].iov_base, iov[0].iov_len);
+	if (!lent)
 		memcpy(q->msg + iov[0].iov_len, iov[1].iov_base,
 		       iov[1].iov_len);
-	}
 	return q;
 }
 
-static void ctlq_append(MPIDI_BIP_ctlq_t **head, MPIDI_BIP_ctlq_t **tail,
+static void fifo_push(MPIDI_BIP_peer_t *p, MPIDI_BIP_ctlq_t *q)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+
+	if (p->tail)
+		p->tail->next = q;
+	else
+		p->head = q;
+	p->tail = q;
+	if (p->queued++ == 0)
+		g->sfifo_peers++;
+	if (++g->cnt.sfifo_depth > g->cnt.sfifo_max)
+		g->cnt.sfifo_max = g->cnt.sfifo_depth;
+}
+
+/* q leaves p's FIFO; prev is the entry before it (NULL: q is the head). */
+static void fifo_unlink(MPIDI_BIP_peer_t *p, MPIDI_BIP_ctlq_t *prev,
 			MPIDI_BIP_ctlq_t *q)
 {
-	if (*tail)
-		(*tail)->next = q;
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+
+	if (prev)
+		prev->next = q->next;
 	else
-		*head = q;
-	*tail = q;
+		p->head = q->next;
+	if (p->tail == q)
+		p->tail = prev;
+	g->cnt.sfifo_depth--;
+	if (--p->queued == 0)
+		g->sfifo_peers--;
 }
 
-static MPIDI_BIP_ctlq_t *ctlq_pop(MPIDI_BIP_ctlq_t **head,
-				  MPIDI_BIP_ctlq_t **tail)
+/* The message of a send that lent its data left (err 0), or never will:
+ * the send is over. */
+static void lent_done(MPIR_Request *sreq, int err)
 {
-	MPIDI_BIP_ctlq_t *q = *head;
+	if (err)
+		sreq->status.MPI_ERROR = err;
+	MPIDIU_request_complete(sreq);
+}
 
-	if (q) {
-		*head = q->next;
-		if (!*head)
-			*tail = NULL;
-	}
-	return q;
+static void ctlq_done(MPIDI_BIP_ctlq_t *q, int err)
+{
+	if (q->lent)
+		lent_done(q->lent, err);
+	MPL_free(q);
 }
 
 /* What we can take from each peer: the CVAR (0: as much as the headers
@@ -140,7 +179,7 @@ static int ctl_post(int node, MPIDI_BIP_peer_t *p, const struct iovec *iov,
  * or queue a copy behind what waits for node (ourselves included: BIP's
  * self wire loops it back). With more, another to node follows at once. */
 static int ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
-		     size_t data_len, bool more)
+		     size_t data_len, bool more, MPIR_Request *lent)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	MPIDI_BIP_peer_t *p = &g->peers[node];
@@ -162,14 +201,14 @@ static int ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
 		BIP_CHECK(rc, "bip_send");
 		goto fn_exit;
 	}
-	q = ctlq_new(node, iov);
+	q = ctlq_new(node, iov, lent);
 	MPIR_ERR_CHKANDJUMP(!q, mpi_errno, MPI_ERR_OTHER, "**nomem");
-	if (!p->head)
-		g->sfifo_peers++;
-	ctlq_append(&p->head, &p->tail, q);
-	if (++g->cnt.sfifo_depth > g->cnt.sfifo_max)
-		g->cnt.sfifo_max = g->cnt.sfifo_depth;
+	fifo_push(p, q);
+	return MPI_SUCCESS;
 fn_exit:
+	/* Sent at once, or to a dead peer: a lent send is over. */
+	if (lent && !mpi_errno)
+		lent_done(lent, p->failed ? MPIDI_BIP_proc_failed(node) : 0);
 	return mpi_errno;
 fn_fail:
 	goto fn_exit;
@@ -178,13 +217,59 @@ fn_fail:
 int MPIDI_BIP_ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
 			size_t data_len)
 {
-	return ctl_sendv(node, hdr, hdr_len, data, data_len, false);
+	return ctl_sendv(node, hdr, hdr_len, data, data_len, false, NULL);
 }
 
 int MPIDI_BIP_ctl_sendv_more(int node, void *hdr, size_t hdr_len,
 			     const void *data, size_t data_len)
 {
-	return ctl_sendv(node, hdr, hdr_len, data, data_len, true);
+	return ctl_sendv(node, hdr, hdr_len, data, data_len, true, NULL);
+}
+
+int MPIDI_BIP_ctl_sendv_lent(int node, void *hdr, size_t hdr_len,
+			     const void *data, size_t data_len,
+			     MPIR_Request *sreq)
+{
+	return ctl_sendv(node, hdr, hdr_len, data, data_len, false, sreq);
+}
+
+bool MPIDI_BIP_send_fifo_full(int node)
+{
+	const MPIDI_BIP_peer_t *p = &MPIDI_BIP_global.peers[node];
+
+	return p->queued >= (unsigned)p->ncredits;
+}
+
+int MPIDI_BIP_send_fifo_unlend(int node, MPIR_Request *sreq)
+{
+	MPIDI_BIP_peer_t *p = &MPIDI_BIP_global.peers[node];
+	MPIDI_BIP_ctlq_t *q, *prev = NULL, *copy;
+
+	for (q = p->head; q && q->lent != sreq; prev = q, q = q->next)
+		;
+	if (!q)
+		return MPI_SUCCESS;
+	copy = MPL_malloc(sizeof(*copy) + q->len + q->data_len,
+			  MPL_MEM_BUFFER);
+	if (!copy)
+		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+					    __func__, __LINE__, MPI_ERR_OTHER,
+					    "**nomem", 0);
+	*copy = (MPIDI_BIP_ctlq_t){
+		.next = q->next,
+		.node = node,
+		.len = q->len + q->data_len,
+	};
+	memcpy(copy->msg, q->msg, q->len);
+	memcpy(copy->msg + q->len, q->data, q->data_len);
+	if (prev)
+		prev->next = copy;
+	else
+		p->head = copy;
+	if (p->tail == q)
+		p->tail = copy;
+	ctlq_done(q, 0);
+	return MPI_SUCCESS;
 }
 
 int MPIDI_BIP_ctl_send(int node, void *msg, size_t len)
@@ -248,43 +333,35 @@ fn_fail:
 
 bool MPIDI_BIP_send_fifo_take(int node, uint64_t handle)
 {
-	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
-	MPIDI_BIP_peer_t *p = &g->peers[node];
+	MPIDI_BIP_peer_t *p = &MPIDI_BIP_global.peers[node];
 
-	for (MPIDI_BIP_ctlq_t **link = &p->head, *q, *prev = NULL; (q = *link);
-	     prev = q, link = &q->next) {
+	for (MPIDI_BIP_ctlq_t *q = p->head, *prev = NULL; q;
+	     prev = q, q = q->next) {
 		MPIDI_BIP_ctl_rts_t rts;
 
-		if (q->len != sizeof(rts))
+		if (q->len != sizeof(rts) || q->lent)
 			continue;
 		memcpy(&rts, q->msg, sizeof(rts));
 		if ((rts.h.type != MPIDI_BIP_CTL_RTS3 &&
 		     rts.h.type != MPIDI_BIP_CTL_RNDV) ||
 		    rts.sreq != handle)
 			continue;
-		*link = q->next;
-		if (p->tail == q)
-			p->tail = prev;
+		fifo_unlink(p, prev, q);
 		MPL_free(q);
-		g->cnt.sfifo_depth--;
-		if (!p->head)
-			g->sfifo_peers--;
 		return true;
 	}
 	return false;
 }
 
-void MPIDI_BIP_ctl_peer_failed(int node)
+void MPIDI_BIP_ctl_peer_failed(int node, int err)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	MPIDI_BIP_peer_t *p = &g->peers[node];
 	MPIDI_BIP_ctlq_t *q;
 
-	if (p->head)
-		g->sfifo_peers--;
-	while ((q = ctlq_pop(&p->head, &p->tail))) {
-		MPL_free(q);
-		g->cnt.sfifo_depth--;
+	while ((q = p->head)) {
+		fifo_unlink(p, NULL, q);
+		ctlq_done(q, err);
 	}
 	if (p->credits_due) {
 		p->credits_due = false;
@@ -299,6 +376,7 @@ void MPIDI_BIP_ctl_peer_failed(int node)
 int MPIDI_BIP_send_fifo_drain(int *progress)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	MPIDI_BIP_ctlq_t *q;
 	int mpi_errno = MPI_SUCCESS, rc, n = MPIR_Process.size;
 
 	if (!g->sfifo_peers && !g->credits_due)
@@ -317,12 +395,13 @@ int MPIDI_BIP_send_fifo_drain(int *progress)
 			g->credits_due--;
 			(*progress)++;
 		}
-		while (p->head && p->credits >= 2) {
-			const struct iovec iov[2] = { { p->head->msg,
-							p->head->len } };
+		while ((q = p->head) && p->credits >= 2) {
+			const struct iovec iov[2] = {
+				{ q->msg, q->len },
+				{ (void *)q->data, q->data_len },
+			};
 
-			rc = ctl_post(node, p, iov,
-				      p->head->next && p->credits >= 3);
+			rc = ctl_post(node, p, iov, q->next && p->credits >= 3);
 			if (rc == -BIP_EAGAIN)
 				goto fn_exit;
 			if (rc == -BIP_EPEERGONE) {
@@ -331,10 +410,8 @@ int MPIDI_BIP_send_fifo_drain(int *progress)
 				break;
 			}
 			BIP_CHECK(rc, "bip_send");
-			MPL_free(ctlq_pop(&p->head, &p->tail));
-			g->cnt.sfifo_depth--;
-			if (!p->head)
-				g->sfifo_peers--;
+			fifo_unlink(p, NULL, q);
+			ctlq_done(q, 0);
 			(*progress)++;
 		}
 	}

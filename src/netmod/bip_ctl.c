@@ -128,7 +128,11 @@ int MPIDI_BIP_ctl_decode(const void *bytes, size_t len,
 	fixed = fixed_len[m->h.type];
 	if (len < fixed)
 		return MPIDI_BIP_CTL_DROP_TOO_SHORT;
-	memcpy(m, bytes, fixed);
+	/* The rest of the fixed part only: the header already checked is not
+	 * read again (the sender may still write the bytes: BIP can lend
+	 * its ring). */
+	memcpy((char *)m + sizeof(m->h), (const char *)bytes + sizeof(m->h),
+	       fixed - sizeof(m->h));
 	/* Credits: C + returned never exceeds N (each was given once). */
 	if (m->h.credits > peer->ncredits - peer->credits)
 		return MPIDI_BIP_CTL_DROP_CREDITS;

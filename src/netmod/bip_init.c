@@ -381,12 +381,12 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		"(synchronous %llu, fragments %llu, read by us %llu), "
 		"credits-only %llu (N=%s), "
 		"unexpected %llu (max queued %u), active messages inline %llu, "
-		"announced %llu, send FIFO max %u, receive FIFO max %u, "
+		"announced %llu, send FIFO max %u (lent %llu), receive FIFO max %u, "
 		"dropped %llu%s, idle yields %llu, sleeps %llu | "
 		"BIP: packets %llu sent %llu received, acks %llu, NACKs %llu "
 		"sent %llu received, retransmits %llu, small-queue overflows "
 		"%llu, segmented runs %llu sent %llu received, single copies "
-		"%llu\n",
+		"%llu, small messages read in place %llu\n",
 		MPIR_Process.rank,
 		(unsigned long long)c->sent[MPIDI_BIP_PROTO_SHORT],
 		(unsigned long long)c->sent[MPIDI_BIP_PROTO_EAGER],
@@ -399,7 +399,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)c->unexpected, c->unexp_max,
 		(unsigned long long)c->am_short,
 		(unsigned long long)c->am_3way,
-		c->sfifo_max, c->rfifo_max, (unsigned long long)dropped, why,
+		c->sfifo_max, (unsigned long long)c->lent, c->rfifo_max,
+		(unsigned long long)dropped, why,
 		(unsigned long long)b.idle_yields,
 		(unsigned long long)b.idle_sleeps,
 		(unsigned long long)b.packets_sent,
@@ -411,7 +412,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)b.small_overflows,
 		(unsigned long long)b.runs_sent,
 		(unsigned long long)b.runs_received,
-		(unsigned long long)b.cma_transfers);
+		(unsigned long long)b.cma_transfers,
+		(unsigned long long)b.small_in_place);
 }
 
 int MPIDI_BIP_mpi_finalize_hook(void)

@@ -42,7 +42,7 @@ int MPIDI_BIP_peer_failed(int node)
 		return MPI_SUCCESS;
 	g->peers[node].failed = true;
 	err = MPIDI_BIP_proc_failed(node);
-	MPIDI_BIP_ctl_peer_failed(node);
+	MPIDI_BIP_ctl_peer_failed(node, err);
 	mpi_errno = MPIDI_BIP_long_peer_failed(node, err);
 	if (!mpi_errno)
 		mpi_errno = MPIDI_BIP_send_peer_failed(node, err);

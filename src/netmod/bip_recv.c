@@ -153,8 +153,6 @@ static MPI_Aint recv_capacity(MPIR_Request *rreq, bool *contig, char **dst)
 	return (MPI_Aint)cap;
 }
 
-/* The message is complete: copy `data` in (NULL: it landed in place), set
- * the status (truncation is an error in it, as MPI says), complete. */
 /* The receive is over: its buffers go, its request completes. */
 static void recv_end(MPIR_Request *rreq)
 {
@@ -177,6 +175,8 @@ static int recv_fail(MPIR_Request *rreq, int rank, int tag, int err)
 	return MPI_SUCCESS;
 }
 
+/* The message is complete: copy `data` in (NULL: it landed in place), set
+ * the status (truncation is an error in it, as MPI says), complete. */
 static int recv_finish(MPIR_Request *rreq, int rank, int tag,
 		       const void *data, uint64_t data_sz)
 {

@@ -39,6 +39,42 @@ static int send_short(int node, MPIDI_BIP_ctl_t *h, const void *buf,
 	return MPIDI_BIP_ctl_sendv(node, h, sizeof(*h), packed_data, data_sz);
 }
 
+/* Short, behind a full send FIFO: the data stays in the user's buffer and
+ * the send completes when its message leaves (bip_credits.c says why). */
+static int send_lent(int node, MPIDI_BIP_ctl_t *h, const void *data,
+		     size_t data_sz, MPIR_Comm *comm, MPIR_Request **req_p)
+{
+	MPIR_Request *sreq =
+		MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__SEND, 0, 2);
+	MPIDI_BIP_request_t *r;
+	int mpi_errno;
+
+	if (!sreq)
+		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+					    __func__, __LINE__, MPIX_ERR_NOREQ,
+					    "**nomemreq", 0);
+	sreq->comm = comm;
+	MPIR_Comm_add_ref(comm);
+	r = &BIP_REQ(sreq);
+	*r = (MPIDI_BIP_request_t){
+		.node = node,
+		.proto = MPIDI_BIP_PROTO_SHORT,
+		.data_sz = data_sz,
+	};
+	h->type = MPIDI_BIP_CTL_SHORT;
+	h->len = (uint32_t)data_sz;
+	mpi_errno = MPIDI_BIP_ctl_sendv_lent(node, h, sizeof(*h), data,
+					     data_sz, sreq);
+	if (mpi_errno) {
+		/* Never queued: both references go. */
+		MPIDIU_request_complete(sreq);
+		MPIR_Request_free(sreq);
+		return mpi_errno;
+	}
+	*req_p = sreq;
+	return MPI_SUCCESS;
+}
+
 /* Eager: the whole message at once, one control message per piece, back
  * to back in the peer's order (its send FIFO keeps them so), so that
  * nothing else from us comes between them. Every piece but the last has
@@ -191,6 +227,14 @@ int MPIDI_BIP_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
 	}
 	g->cnt.sent[proto]++;
 	g->cnt.ssend += sync;
+	if (proto == MPIDI_BIP_PROTO_SHORT && dt_contig &&
+	    MPIDI_BIP_send_fifo_full(node)) {
+		g->cnt.lent++;
+		mpi_errno = send_lent(node, &rts.h,
+				      MPIR_get_contig_ptr(buf, true_lb),
+				      data_sz, comm, req_p);
+		goto fn_exit;
+	}
 	if (proto == MPIDI_BIP_PROTO_SHORT || proto == MPIDI_BIP_PROTO_EAGER) {
 		/* BIP copied the data: the send is complete locally (unless
 		 * the peer turned out to be dead). */
@@ -277,8 +321,6 @@ static int send_complete(MPIR_Request *sreq)
 	return MPI_SUCCESS;
 }
 
-/* A three-way message, or a rendezvous fragment, left: the send completes
- * with its last byte. */
 /* The send ends with err, whatever is left of it. */
 static int send_fail(MPIR_Request *sreq, int err)
 {
@@ -286,6 +328,8 @@ static int send_fail(MPIR_Request *sreq, int err)
 	return send_complete(sreq);
 }
 
+/* A three-way message, or a rendezvous fragment, left: the send completes
+ * with its last byte. */
 static int send_fragment_done(MPIDI_BIP_lsend_t *ls, int err)
 {
 	MPIR_Request *sreq = ls->arg;
@@ -356,6 +400,11 @@ int MPIDI_BIP_cancel_send(MPIR_Request *sreq)
 	if (MPIR_Request_is_complete(sreq) ||
 	    (r->flags & MPIDI_BIP_REQ_DETACHED))
 		goto fn_exit;
+	if (r->proto == MPIDI_BIP_PROTO_SHORT) {
+		/* It lent its data: a copy goes instead, and it is over. */
+		mpi_errno = MPIDI_BIP_send_fifo_unlend(r->node, sreq);
+		goto fn_exit;
+	}
 	if (MPIDI_BIP_send_fifo_take(r->node, r->handle)) {
 		MPIR_STATUS_SET_CANCEL_BIT(sreq->status, TRUE);
 		mpi_errno = send_complete(sreq);

@@ -21,11 +21,16 @@ enum MPIDI_BIP_proto {
 	MPIDI_BIP_NPROTOS
 };
 
-/* A control message waiting in a FIFO (to a peer, or to ourselves). */
+/* A control message waiting in a FIFO (to a peer, or to ourselves): a
+ * copy of it, or a copy of its header and the sender's data, lent by the
+ * send request that completes when the message leaves. */
 typedef struct MPIDI_BIP_ctlq {
 	struct MPIDI_BIP_ctlq *next;
 	int node;
 	size_t len;
+	MPIR_Request *lent;
+	const void *data;
+	size_t data_len;
 	char msg[];
 } MPIDI_BIP_ctlq_t;
 
@@ -96,6 +101,7 @@ typedef struct {
 			       * not complete yet */
 	MPIDI_BIP_eager_t eager; /* its eager message in flight to us */
 	MPIDI_BIP_ctlq_t *head, *tail;
+	unsigned queued;      /* messages in that FIFO */
 	uint32_t pid;         /* its process and host, from its card: */
 	char host[MPIDI_BIP_HOST_MAX]; /* named when it is gone */
 } MPIDI_BIP_peer_t;
@@ -107,6 +113,7 @@ typedef struct {
 	uint64_t fragments;      /* rendezvous fragments */
 	uint64_t read;           /* messages we read from their sender */
 	uint64_t credits_only;   /* credits-only messages sent */
+	uint64_t lent;           /* short sends queued with their data lent */
 	uint64_t dropped[MPIDI_BIP_CTL_NDROPS]; /* malformed messages, by why */
 	uint64_t unexpected;     /* messages that arrived before a receive */
 	uint64_t am_short, am_3way;
@@ -157,7 +164,7 @@ int MPIDI_BIP_proc_failed(int node);
  * operations with the other peers go on. Once per node. */
 int MPIDI_BIP_peer_failed(int node);
 /* What each part does when a peer fails. */
-void MPIDI_BIP_ctl_peer_failed(int node);
+void MPIDI_BIP_ctl_peer_failed(int node, int err);
 int MPIDI_BIP_long_peer_failed(int node, int err);
 int MPIDI_BIP_send_peer_failed(int node, int err);
 int MPIDI_BIP_am_peer_failed(int node, int err);
@@ -180,6 +187,18 @@ int MPIDI_BIP_ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
 /* The same, when another message to node follows at once. */
 int MPIDI_BIP_ctl_sendv_more(int node, void *hdr, size_t hdr_len,
 			     const void *data, size_t data_len);
+/* True when node's FIFO is full: it holds as many messages as node's
+ * queue takes. A short send then lends its data instead of a copy
+ * (MPIDI_BIP_ctl_sendv_lent). */
+bool MPIDI_BIP_send_fifo_full(int node);
+/* Queue the message behind the full FIFO with the data where it is: sreq
+ * completes when it leaves (or fails with node). */
+int MPIDI_BIP_ctl_sendv_lent(int node, void *hdr, size_t hdr_len,
+			     const void *data, size_t data_len,
+			     MPIR_Request *sreq);
+/* The lent data of sreq waiting in node's FIFO is copied there, and sreq
+ * completes (its message still goes). */
+int MPIDI_BIP_send_fifo_unlend(int node, MPIR_Request *sreq);
 void MPIDI_BIP_ctl_arrived(int node, const MPIDI_BIP_ctl_t *ctl);
 int MPIDI_BIP_ctl_consumed(int node, const MPIDI_BIP_ctl_t *ctl);
 int MPIDI_BIP_send_fifo_drain(int *progress);
@@ -219,7 +238,7 @@ int MPIDI_BIP_send_ack(int node, MPIR_Request *sreq,
 int MPIDI_BIP_am_arrived(int node, const MPIDI_BIP_ctl_am_t *am,
 			 const void *payload);
 int MPIDI_BIP_am_rts(int node, const MPIDI_BIP_ctl_am_t *am,
-		     const void *am_hdr);
+		     const void *payload);
 int MPIDI_BIP_am_cts(int node, MPIR_Request *sreq,
 		     const MPIDI_BIP_ctl_ack_t *cts);
 

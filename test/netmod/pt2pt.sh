@@ -1,6 +1,7 @@
 #!/bin/sh
 # Native point-to-point of the bip netmod: test_pt2pt (every protocol at its
-# switch points, wildcards, probe, cancel, an isend storm, all-to-all) with
+# switch points, wildcards, probe, cancel, short sends lending their
+# buffers behind a full send FIFO, an isend storm, all-to-all) with
 # the default CVARs on 1, 2 and 4 ranks, then with tiny thresholds and N = 2
 # credits so that every mechanism runs often (the counters printed at
 # finalize must show it), with eager pieces behind few credits on one host
@@ -56,8 +57,8 @@ MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 BIP_LONG_TAGS=4 \
 	mpirun 3 "$W/test_pt2pt" 3000
 passed 3 "with tiny thresholds"
 for c in short three-way rendezvous synchronous fragments credits-only \
-	unexpected "send FIFO max" "receive FIFO max" \
-	"active messages inline" announced; do
+	unexpected "send FIFO max" lent "receive FIFO max" \
+	"active messages inline" announced "small messages read in place"; do
 	positive "$c"
 done
 echo "$out" | grep -q "(N=2)" || { echo "FAILED: N is not 2"; exit 1; }

@@ -354,6 +354,43 @@ static int cancel_test(void)
 	return flags[0];
 }
 
+/* --- short sends behind a full send FIFO -------------------------------- */
+
+#define LENT 600 /* more than N (<= 255) sent and N queued copies */
+
+/* Every rank isends LENT short messages to its right before anyone
+ * receives: past the peer's credits and the FIFO's N copies, the sends
+ * lend their buffers and complete only as their messages leave. One of
+ * those, cancelled, is copied then: it completes at once (not cancelled:
+ * MPICH's own path on one rank may cancel it), its buffer may change, and
+ * it still arrives as it was. */
+static void lent_test(void)
+{
+	static unsigned char s[LENT][8], r[LENT][8];
+	MPI_Request rq[LENT];
+	MPI_Status st;
+	int cancelled, n = LENT;
+
+	for (int i = 0; i < LENT; i++) {
+		fill(s[i], 8, rank + i);
+		MPI_Isend(s[i], 8, MPI_BYTE, right, 77790, MPI_COMM_WORLD,
+			  &rq[i]);
+	}
+	MPI_Cancel(&rq[LENT - 1]);
+	MPI_Wait(&rq[LENT - 1], &st);
+	MPI_Test_cancelled(&st, &cancelled);
+	CHECK(!cancelled || size == 1, "a short send was cancelled");
+	memset(s[LENT - 1], 0, 8);
+	n -= cancelled;
+	for (int i = 0; i < n; i++)
+		MPI_Recv(r[i], 8, MPI_BYTE, left, 77790, MPI_COMM_WORLD,
+			 MPI_STATUS_IGNORE);
+	MPI_Waitall(LENT - 1, rq, MPI_STATUSES_IGNORE);
+	for (int i = 0; i < n; i++)
+		expect(r[i], 8, left + i, "a short send behind a full FIFO");
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* --- a storm of isends ------------------------------------------------- */
 
 static void storm_test(int count)
@@ -532,6 +569,9 @@ int main(int argc, char **argv)
 	if (rank == 0)
 		printf("cancel: ok (the rendezvous send %s)\n",
 		       cancelled ? "was cancelled" : "went through");
+	lent_test();
+	if (rank == 0)
+		printf("lent sends: ok\n");
 	storm_test(storm);
 	if (rank == 0)
 		printf("storm: ok\n");
