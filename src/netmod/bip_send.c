@@ -39,22 +39,33 @@ static int send_short(int node, MPIDI_BIP_ctl_t *h, const void *buf,
 	return MPIDI_BIP_ctl_sendv(node, h, sizeof(*h), packed_data, data_sz);
 }
 
+/* A new request of kind whose errors go to comm's handler; *req_p NULL
+ * and an error if there is none to be had. */
+static int request_on(int kind, MPIR_Comm *comm, MPIR_Request **req_p)
+{
+	MPIR_Request *req = MPIR_Request_create_from_pool(kind, 0, 2);
+
+	*req_p = req;
+	if (!req)
+		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+					    __func__, __LINE__, MPIX_ERR_NOREQ,
+					    "**nomemreq", 0);
+	req->comm = comm;
+	MPIR_Comm_add_ref(comm);
+	return MPI_SUCCESS;
+}
+
 /* Short, behind a full send FIFO: the data stays in the user's buffer and
  * the send completes when its message leaves (bip_credits.c says why). */
 static int send_lent(int node, MPIDI_BIP_ctl_t *h, const void *data,
 		     size_t data_sz, MPIR_Comm *comm, MPIR_Request **req_p)
 {
-	MPIR_Request *sreq =
-		MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__SEND, 0, 2);
+	MPIR_Request *sreq;
 	MPIDI_BIP_request_t *r;
-	int mpi_errno;
+	int mpi_errno = request_on(MPIR_REQUEST_KIND__SEND, comm, &sreq);
 
-	if (!sreq)
-		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
-					    __func__, __LINE__, MPIX_ERR_NOREQ,
-					    "**nomemreq", 0);
-	sreq->comm = comm;
-	MPIR_Comm_add_ref(comm);
+	if (mpi_errno)
+		return mpi_errno;
 	r = &BIP_REQ(sreq);
 	*r = (MPIDI_BIP_request_t){
 		.node = node,
@@ -171,14 +182,11 @@ static bool receiver_reads(const MPIDI_BIP_peer_t *p, int node,
 int MPIDI_BIP_failed_request(int kind, MPIR_Comm *comm, int node,
 			     MPIR_Request **req_p)
 {
-	MPIR_Request *req = MPIR_Request_create_from_pool(kind, 0, 2);
+	MPIR_Request *req;
+	int mpi_errno = request_on(kind, comm, &req);
 
-	if (!req)
-		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
-					    __func__, __LINE__, MPIX_ERR_NOREQ,
-					    "**nomemreq", 0);
-	req->comm = comm;
-	MPIR_Comm_add_ref(comm);
+	if (mpi_errno)
+		return mpi_errno;
 	req->status.MPI_ERROR = MPIDI_BIP_proc_failed(node);
 	MPIDIU_request_complete(req);
 	*req_p = req;
@@ -258,11 +266,9 @@ int MPIDI_BIP_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
 		goto fn_exit;
 	}
 
-	sreq = MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__SEND, 0, 2);
-	MPIR_ERR_CHKANDJUMP(!sreq, mpi_errno, MPIX_ERR_NOREQ, "**nomemreq");
+	mpi_errno = request_on(MPIR_REQUEST_KIND__SEND, comm, &sreq);
+	MPIR_ERR_CHECK(mpi_errno);
 	*req_p = sreq;
-	sreq->comm = comm; /* its error handler applies */
-	MPIR_Comm_add_ref(comm);
 	r = &BIP_REQ(sreq);
 	r->node = node;
 	r->flags = 0;
