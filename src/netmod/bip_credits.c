@@ -177,7 +177,9 @@ static int ctl_post(int node, MPIDI_BIP_peer_t *p, const struct iovec *iov,
 
 /* Send a control message - a header and its data, gathered by BIP - now,
  * or queue a copy behind what waits for node (ourselves included: BIP's
- * self wire loops it back). With more, another to node follows at once. */
+ * self wire loops it back); with lent, the header's copy and the data where
+ * it is, lent's request completing when it leaves. With more, another to
+ * node follows at once. */
 static int ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
 		     size_t data_len, bool more, MPIR_Request *lent)
 {
@@ -206,7 +208,8 @@ static int ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
 	fifo_push(p, q);
 	return MPI_SUCCESS;
 fn_exit:
-	/* Sent at once, or to a dead peer: a lent send is over. */
+	/* To a dead peer (a lent send never goes at once: the FIFO was
+	 * full): it is over. */
 	if (lent && !mpi_errno)
 		lent_done(lent, p->failed ? MPIDI_BIP_proc_failed(node) : 0);
 	return mpi_errno;
