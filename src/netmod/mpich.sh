@@ -72,7 +72,7 @@ fetch() { # -> prints the path of a verified archive, or of a tree
 patch_sum=$(cksum <"$top/src/netmod/mpich_$version.patch")
 prepare() {
 	[ "$(cat "$m/prepared" 2>/dev/null)" = "$patch_sum" ] && return
-	rm -f "$m/regenerated" "$m/cvars" "$m/configured"
+	rm -f "$m/regenerated" "$m/cvars" "$m/configured" "$m/tuned"
 	rm -rf "$src"
 	a=$(fetch)
 	if [ -d "$a" ]; then
@@ -115,6 +115,19 @@ cvars() {
 	echo "$blocks" >"$m/cvars"
 }
 
+# Our collective selection (coll_selection.json) grafted into MPICH's
+# decision trees, which its build compiles into libmpi (only
+# csel_json_autogen.c is rebuilt when they change).
+tuning() {
+	sum=$(cat "$top/src/netmod/coll_selection.json" "$top/src/netmod/coll_selection.py" | cksum)
+	[ "$sum" = "$(cat "$m/tuned" 2>/dev/null)" ] && return
+	say "putting bipmpi's collective selection into MPICH's"
+	python3 "$top/src/netmod/coll_selection.py" "$top/src/netmod/coll_selection.json" "$src" ||
+		die "coll_selection.py failed"
+	(cd "$src" && ./maint/tuning/coll/json_gen.sh) >/dev/null || die "json_gen.sh failed"
+	echo "$sum" >"$m/tuned"
+}
+
 configure_mpich() {
 	cc=gcc cxx=g++ fc=gfortran
 	if command -v ccache >/dev/null; then
@@ -152,6 +165,7 @@ build)
 	prepare
 	regen
 	cvars
+	tuning
 	configure_mpich
 	say "building MPICH (make -j$(nproc))"
 	# Not our make's command-line variables (make check TESTS=...,
@@ -163,6 +177,13 @@ install)
 	env -u MAKEFLAGS -u MFLAGS make -C "$obj" install DESTDIR="${DESTDIR:-}" \
 		>"$m/install.log" 2>&1 ||
 		{ tail -20 "$m/install.log" >&2; die "install failed (see $m/install.log)"; }
+	# The trees in force, for reading and as a start for one's own
+	# (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE and
+	# MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE; bipmpi(7)).
+	d=${DESTDIR:-}$prefix/share/bipmpi
+	mkdir -p "$d"
+	cp "$src/maint/tuning/coll/mpir/generic.json" "$d/coll_mpir.json"
+	cp "$src/maint/tuning/coll/ch4/generic.json" "$d/coll_ch4.json"
 	;;
 *)
 	die "usage: mpich.sh fetch|build|install TOP_SRCDIR TOP_BUILDDIR PREFIX [SOURCE]"
