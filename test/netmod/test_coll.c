@@ -17,14 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size;
+#include "check.h"
 
-static void fail(const char *what, int iter, long at)
-{
-	fprintf(stderr, "test_coll: rank %d: %s wrong at iteration %d, element %ld\n",
-		rank, what, iter, at);
-	MPI_Abort(MPI_COMM_WORLD, 1);
-}
+static int rank, size;
 
 static double value(int r, int iter, long i)
 {
@@ -49,8 +44,8 @@ static void reduce(int iter, long bytes, double *s, double *r, int root)
 
 		for (int p = 0; p < size; p++)
 			want += value(p, iter, i);
-		if (r[i] != want)
-			fail(root < 0 ? "allreduce" : "reduce", iter, i);
+		CHECK(r[i] == want, "%s wrong at iteration %d, element %ld",
+		      root < 0 ? "allreduce" : "reduce", iter, i);
 	}
 }
 
@@ -67,8 +62,8 @@ static void bcast(int iter, long bytes, unsigned char *b)
 		b[i] = rank == root ? pattern(root, iter, i) : 0;
 	MPI_Bcast(b, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD);
 	for (long i = 0; i < bytes; i++)
-		if (b[i] != pattern(root, iter, i))
-			fail("bcast", iter, i);
+		CHECK(b[i] == pattern(root, iter, i),
+		      "bcast wrong at iteration %d, byte %ld", iter, i);
 }
 
 static void alltoall(int iter, long bytes, unsigned char *s, unsigned char *r)
@@ -81,8 +76,9 @@ static void alltoall(int iter, long bytes, unsigned char *s, unsigned char *r)
 	MPI_Alltoall(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
 	for (int p = 0; p < size; p++)
 		for (long i = 0; i < bytes; i++)
-			if (r[p * bytes + i] != pattern(p * size + rank, iter, i))
-				fail("alltoall", iter, p * bytes + i);
+			CHECK(r[p * bytes + i] == pattern(p * size + rank, iter, i),
+			      "alltoall wrong at iteration %d, block %d, byte %ld",
+			      iter, p, i);
 }
 
 int main(int argc, char **argv)
@@ -112,10 +108,7 @@ int main(int argc, char **argv)
 	most = most > a2a * size ? most : a2a * size;
 	s = malloc((size_t)most + 1);
 	r = malloc((size_t)most + 1);
-	if (!s || !r) {
-		fprintf(stderr, "test_coll: no memory\n");
-		MPI_Abort(MPI_COMM_WORLD, 1);
-	}
+	CHECK(s && r, "no memory for %ld bytes", most);
 	for (int it = 0; it < iters; it++) {
 		if (ar)
 			reduce(it, ar, (double *)s, (double *)r, -1);
