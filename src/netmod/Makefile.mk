@@ -6,6 +6,7 @@ noinst_HEADERS += src/mpid/ch4/netmod/bip/bip_pre.h \
 	src/mpid/ch4/netmod/bip/bip_state.h \
 	src/mpid/ch4/netmod/bip/bip_ctl.h \
 	src/mpid/ch4/netmod/bip/bip_handle.h \
+	src/mpid/ch4/netmod/bip/bip_path.h \
 	src/mpid/ch4/netmod/bip/netmod_inline.h
 
 mpi_core_sources += src/mpid/ch4/netmod/bip/func_table.c \
@@ -15,6 +16,7 @@ mpi_core_sources += src/mpid/ch4/netmod/bip/func_table.c \
 	src/mpid/ch4/netmod/bip/bip_handle.c \
 	src/mpid/ch4/netmod/bip/bip_credits.c \
 	src/mpid/ch4/netmod/bip/bip_long.c \
+	src/mpid/ch4/netmod/bip/bip_path.c \
 	src/mpid/ch4/netmod/bip/bip_progress.c \
 	src/mpid/ch4/netmod/bip/bip_recv.c \
 	src/mpid/ch4/netmod/bip/bip_send.c

@@ -414,6 +414,12 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)b.runs_received,
 		(unsigned long long)b.cma_transfers,
 		(unsigned long long)b.small_in_place);
+	MPIDI_BIP_path_format(&g->paths, why, sizeof(why));
+	if (why[0])
+		fprintf(stderr,
+			"bip netmod rank %d: long messages we could read, "
+			"ns per KiB by size:%s\n",
+			MPIR_Process.rank, why);
 }
 
 int MPIDI_BIP_mpi_finalize_hook(void)

@@ -39,6 +39,10 @@ static MPIDI_BIP_lrecv_t *lrecv_new(int node, int ack_type, uint64_t sreq,
 		.complete = complete,
 		.arg = arg,
 	};
+	/* Data we could have read: its cost informs the next choice. */
+	if (ack_type == MPIDI_BIP_CTL_ACK &&
+	    len >= MPIDI_BIP_global.peers[node].read_min)
+		lr->t0 = MPIDI_BIP_path_now();
 	return lr;
 }
 
@@ -224,6 +228,9 @@ static int lrecv_end(int t, int err)
 
 	g->tag_owner[t] = NULL;
 	g->nlrecvs--;
+	if (lr->t0 && !err)
+		MPIDI_BIP_path_sample(&g->paths, MPIDI_BIP_PATH_SEND,
+				      lr->ack.len, MPIDI_BIP_path_now() - lr->t0);
 	mpi_errno = lr->complete(lr, err);
 	MPL_free(lr);
 	if (mpi_errno)

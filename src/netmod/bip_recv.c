@@ -21,7 +21,8 @@
  *          MORE pieces follow it from that peer with nothing between.
  * An RTS3 or RNDV that names its data's address (the sender lets us read
  * it, bip_read) is answered, when the ACK would go, by reading the data in
- * one copy, then one ACK saying it was read; where BIP cannot read that
+ * one copy, then one ACK saying it was read, whenever that measured
+ * cheaper than asking (bip_path.h); else, and where BIP cannot read that
  * peer's memory, the ACKs ask for the data as above. A WITHDRAW drops such
  * an RNDV if no receive took it yet, and an ACK says so.
  */
@@ -253,26 +254,44 @@ static int recv_nothing(MPIR_Request *rreq, int node, uint64_t sreq)
 
 /* --- the receiver reads ---------------------------------------------------- */
 
+/* Whether to read data the sender lets us read, or ask for it. With more
+ * ranks than cores always read: the rings are fast only while both
+ * processes run at once, and crowded ranks seldom do (NAS patterns on 8
+ * ranks on 2 cores: CG 1.4 x faster). Our own messages too: one process
+ * would do both copies of the other way. Else by measured cost
+ * (bip_path.h). */
+static bool reads(int node, uint64_t len)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+
+	return g->crowded || node == MPIR_Process.rank ||
+	       MPIDI_BIP_path_choose(&g->paths, len) == MPIDI_BIP_PATH_READ;
+}
+
 /* Read the first len bytes of the sender's data at addr into dst and tell
  * it so with one ACK (flags: LAST for a truncating receive), FAILED if the
- * read failed, which *err then says. *read false: BIP cannot read that
- * peer's memory, nothing was done, the data is to be asked for. */
+ * read failed, which *err then says. *read false: the sender did not let
+ * us read (addr 0), asking is cheaper, or BIP cannot read that peer's
+ * memory; nothing was done, the data is to be asked for. */
 static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
 		     uint64_t len, uint32_t flags, bool *read, int *err)
 {
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	MPIDI_BIP_ctl_ack_t ack = {
 		.h.type = MPIDI_BIP_CTL_ACK,
 		.sreq = sreq,
 		.len = len,
 		.flags = flags | MPIDI_BIP_ACK_READ,
 	};
+	uint64_t t0;
 	int rc;
 
 	*read = false;
 	*err = MPI_SUCCESS;
-	if (!addr)
+	if (!addr || !reads(node, len))
 		return MPI_SUCCESS;
-	rc = bip_read(MPIDI_BIP_global.ep, node, dst, addr, len);
+	t0 = MPIDI_BIP_path_now();
+	rc = bip_read(g->ep, node, dst, addr, len);
 	if (rc == -BIP_EAGAIN)
 		return MPI_SUCCESS;
 	*read = true;
@@ -280,7 +299,9 @@ static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
 		*err = MPIDI_BIP_error(rc, "reading the sender's data");
 		ack.flags |= MPIDI_BIP_ACK_FAILED;
 	} else {
-		MPIDI_BIP_global.cnt.read++;
+		MPIDI_BIP_path_sample(&g->paths, MPIDI_BIP_PATH_READ, len,
+				      MPIDI_BIP_path_now() - t0);
+		g->cnt.read++;
 	}
 	return MPIDI_BIP_ctl_send(node, &ack, sizeof(ack));
 }

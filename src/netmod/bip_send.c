@@ -153,28 +153,17 @@ static bool eager_fits(const MPIDI_BIP_peer_t *p, size_t data_sz)
 	return (size_t)p->credits > pieces;
 }
 
-/* A three-way or rendezvous message is read by its receiver itself, in one
- * copy, where it would ask for the data (at once for three-way, once a
- * receive matched for rendezvous), from a size BIP allows
- * (BIP_SHM_PULL_MIN), and only while another of our announced sends to it
- * is under way: a message alone goes faster by the BIP long message, whose
- * rings keep both processes copying at once (64 KiB one way in 7.8 us
- * against 10.8 us read at once on 2 cores here), while several at once
- * move more per second when each process copies its own once. With more
- * ranks than cores (crowded) every one is read: the rings are fast only
- * while both processes run at once, and crowded ranks seldom do (NAS
- * patterns on 8 ranks on 2 cores: CG 1.4 x faster). Our own messages are
- * always read: one process does both copies of the other
- * way. A message beyond one rendezvous fragment goes in fragments: read
- * whole, it has one process copy while the other waits, where the rings
- * have both copy at once (4 MiB windowed: 11 GB/s read, 17 by the rings). */
-static bool receiver_reads(const MPIDI_BIP_peer_t *p, int node,
-			   size_t data_sz)
+/* A three-way or rendezvous message names its address, for its receiver
+ * to read it itself in one copy where it would ask for the data (at once
+ * for three-way, once a receive matched for rendezvous), from a size BIP
+ * allows (BIP_SHM_PULL_MIN) and up to one rendezvous fragment: read whole,
+ * a larger one has one process copy while the other waits, where the
+ * rings have both copy at once (4 MiB windowed: 11 GB/s read, 17 by the
+ * rings). The receiver decides whether it reads (bip_recv.c). */
+static bool receiver_may_read(const MPIDI_BIP_peer_t *p, size_t data_sz)
 {
 	return data_sz >= p->read_min &&
-	       data_sz <= MPIDI_BIP_global.fragment &&
-	       (p->long_sends > 1 || MPIDI_BIP_global.crowded ||
-		node == MPIR_Process.rank);
+	       data_sz <= MPIDI_BIP_global.fragment;
 }
 
 /* A request that completed at once with node's failure: MPI_Isend to a
@@ -296,8 +285,7 @@ int MPIDI_BIP_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
 						   : MPIDI_BIP_CTL_RTS3;
 	rts.data_sz = data_sz;
 	rts.sreq = r->handle;
-	g->peers[node].long_sends++;
-	if (receiver_reads(&g->peers[node], node, data_sz)) {
+	if (receiver_may_read(&g->peers[node], data_sz)) {
 		r->flags |= MPIDI_BIP_REQ_READ;
 		rts.addr = (uint64_t)(uintptr_t)r->data;
 	}
@@ -316,7 +304,6 @@ static int send_complete(MPIR_Request *sreq)
 	MPIDI_BIP_request_t *r = &BIP_REQ(sreq);
 
 	MPIDI_BIP_handle_free(&MPIDI_BIP_global.sends, r->handle);
-	MPIDI_BIP_global.peers[r->node].long_sends--;
 	MPL_free(r->pack);
 	r->pack = NULL;
 	if (r->flags & MPIDI_BIP_REQ_DETACHED) {

@@ -11,6 +11,7 @@
 #include "bip_impl.h"
 #include "bip_ctl.h"
 #include "bip_handle.h"
+#include "bip_path.h"
 
 /* Which protocol a send used (counters, request state). */
 enum MPIDI_BIP_proto {
@@ -59,6 +60,8 @@ typedef struct MPIDI_BIP_lrecv {
 	void *dst;
 	MPIDI_BIP_ctl_ack_t ack;      /* what to tell the sender once posted */
 	bip_req_t breq;
+	uint64_t t0;                  /* when we asked for data we could have
+				       * read (bip_path.h); 0: not timed */
 	/* The transfer is over: err is MPI_SUCCESS or how it failed. */
 	int (*complete)(struct MPIDI_BIP_lrecv *lr, int err);
 	void *arg;
@@ -97,8 +100,6 @@ typedef struct {
 	uint64_t rts3_max;    /* the largest three-way message it sends */
 	size_t piece;         /* bytes of each eager piece, header included */
 	size_t read_min;      /* it may read our data from this size (BIP) */
-	unsigned long_sends;  /* our three-way and rendezvous sends to it
-			       * not complete yet */
 	MPIDI_BIP_eager_t eager; /* its eager message in flight to us */
 	MPIDI_BIP_ctlq_t *head, *tail;
 	unsigned queued;      /* messages in that FIFO */
@@ -150,6 +151,7 @@ typedef struct {
 	MPIDI_BIP_lrecv_t **tag_owner;  /* receive per BIP tag; NULL: free */
 	unsigned nlrecvs;               /* tags owned */
 	MPIDI_BIP_lrecv_t *rfifo_head, *rfifo_tail;
+	MPIDI_BIP_paths_t paths;        /* read or ask: what each cost */
 	MPIDI_BIP_lsend_t *lsends, **lsends_tail; /* oldest first */
 	bool crowded;                   /* more local ranks than cores */
 } MPIDI_BIP_global_t;

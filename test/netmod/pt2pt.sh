@@ -93,10 +93,10 @@ for c in eager "segmented runs"; do
 done
 no_overflow
 
-# Large messages several at a time to one peer are read by their receiver
-# in one copy (BIP_SHM_PULL_MIN, 16 KiB here) where this machine allows
-# cross-memory attach - three-way ones by the netmod, as every rank counts,
-# the others by BIP: more single copies than with it off, where only a
+# Large messages are read by their receiver in one copy (BIP_SHM_PULL_MIN,
+# 16 KiB here) where this machine allows cross-memory attach - three-way
+# ones by the netmod when that measured cheaper than asking for them, as
+# every rank counts, ready-mode ones several at a time to one peer by BIP: more single copies than with it off, where only a
 # rank's messages to itself are (its own memory); the data is checked
 # either way.
 # copies: the single copies of all ranks together.
@@ -113,6 +113,13 @@ then
 		mpirun 2 "$W/test_pt2pt"
 	passed 2 "with single copies"
 	positive "read by us"
+	# A lone message is read or asked for, whichever measured cheaper:
+	# each size class tries reading, then asking, before choosing.
+	echo "$out" | grep "ns per KiB by size" |
+		grep -Eq "K read [1-9][0-9]* ask [1-9]" || {
+		echo "FAILED: no size class measured both reading and asking"
+		exit 1
+	}
 	echo "$out" | grep -q "the rendezvous send was cancelled" || {
 		echo "FAILED: a withdrawn rendezvous send was not cancelled"
 		exit 1
