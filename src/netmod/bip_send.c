@@ -159,11 +159,19 @@ static bool eager_fits(const MPIDI_BIP_peer_t *p, size_t data_sz)
  * allows (BIP_SHM_PULL_MIN) and up to one rendezvous fragment: read whole,
  * a larger one has one process copy while the other waits, where the
  * rings have both copy at once (4 MiB windowed: 11 GB/s read, 17 by the
- * rings). The receiver decides whether it reads (bip_recv.c). */
-static bool receiver_may_read(const MPIDI_BIP_peer_t *p, size_t data_sz)
+ * rings). The receiver decides whether it reads (bip_recv.c).
+ * A synchronous send names it only where the receiver always reads
+ * (crowded, our own rank): a named buffer is the receiver's until it
+ * answers, so its MPI_Cancel could not complete locally, and synchronous
+ * sends are the ones programs cancel (a standard one's cancel waits for
+ * the receiver's progress, MPIDI_BIP_cancel_send). */
+static bool receiver_may_read(const MPIDI_BIP_peer_t *p, int node,
+			      size_t data_sz, bool sync)
 {
 	return data_sz >= p->read_min &&
-	       data_sz <= MPIDI_BIP_global.fragment;
+	       data_sz <= MPIDI_BIP_global.fragment &&
+	       (!sync || MPIDI_BIP_global.crowded ||
+		node == MPIR_Process.rank);
 }
 
 /* A request that completed at once with node's failure: MPI_Isend to a
@@ -285,7 +293,7 @@ int MPIDI_BIP_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
 						   : MPIDI_BIP_CTL_RTS3;
 	rts.data_sz = data_sz;
 	rts.sreq = r->handle;
-	if (receiver_may_read(&g->peers[node], data_sz)) {
+	if (receiver_may_read(&g->peers[node], node, data_sz, sync)) {
 		r->flags |= MPIDI_BIP_REQ_READ;
 		rts.addr = (uint64_t)(uintptr_t)r->data;
 	}
