@@ -42,7 +42,7 @@ static MPIDI_BIP_lrecv_t *lrecv_new(int node, int ack_type, uint64_t sreq,
 	/* Data we could have read: its cost informs the next choice. */
 	if (ack_type == MPIDI_BIP_CTL_ACK &&
 	    len >= MPIDI_BIP_global.peers[node].read_min)
-		lr->t0 = MPIDI_BIP_path_now();
+		lr->t0 = MPIDI_BIP_now_ns();
 	return lr;
 }
 
@@ -230,7 +230,7 @@ static int lrecv_end(int t, int err)
 	g->nlrecvs--;
 	if (lr->t0 && !err)
 		MPIDI_BIP_path_sample(&g->paths, MPIDI_BIP_PATH_SEND,
-				      lr->ack.len, MPIDI_BIP_path_now() - lr->t0);
+				      lr->ack.len, MPIDI_BIP_now_ns() - lr->t0);
 	mpi_errno = lr->complete(lr, err);
 	MPL_free(lr);
 	if (mpi_errno)

@@ -3,7 +3,6 @@
  * it may read, by measured cost (bip_path.h says why it is measured).
  */
 #include <stdio.h>
-#include <time.h>
 
 #include "bip_path.h"
 
@@ -93,12 +92,4 @@ void MPIDI_BIP_path_format(const MPIDI_BIP_paths_t *p, char *buf,
 			return;
 		n += (size_t)w;
 	}
-}
-
-uint64_t MPIDI_BIP_path_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

@@ -62,7 +62,5 @@ uint32_t MPIDI_BIP_path_cost(const MPIDI_BIP_paths_t *p,
  * with samples (the class's smallest size, ns per KiB, 0: none yet). */
 void MPIDI_BIP_path_format(const MPIDI_BIP_paths_t *p, char *buf,
 			   size_t len);
-/* Monotonic nanoseconds, for the samples. */
-uint64_t MPIDI_BIP_path_now(void);
 
 #endif

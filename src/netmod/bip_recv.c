@@ -290,7 +290,7 @@ static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
 	*err = MPI_SUCCESS;
 	if (!addr || !reads(node, len))
 		return MPI_SUCCESS;
-	t0 = MPIDI_BIP_path_now();
+	t0 = MPIDI_BIP_now_ns();
 	rc = bip_read(g->ep, node, dst, addr, len);
 	if (rc == -BIP_EAGAIN)
 		return MPI_SUCCESS;
@@ -300,7 +300,7 @@ static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
 		ack.flags |= MPIDI_BIP_ACK_FAILED;
 	} else {
 		MPIDI_BIP_path_sample(&g->paths, MPIDI_BIP_PATH_READ, len,
-				      MPIDI_BIP_path_now() - t0);
+				      MPIDI_BIP_now_ns() - t0);
 		g->cnt.read++;
 	}
 	return MPIDI_BIP_ctl_send(node, &ack, sizeof(ack));

@@ -158,6 +158,17 @@ typedef struct {
 
 extern MPIDI_BIP_global_t MPIDI_BIP_global;
 
+/* Nanoseconds on MPICH's clock, for bip_path.h's samples. */
+static inline uint64_t MPIDI_BIP_now_ns(void)
+{
+	MPL_time_t t;
+	double s;
+
+	MPL_wtime(&t);
+	MPL_wtime_todouble(&t, &s);
+	return (uint64_t)(s * 1e9);
+}
+
 /* An MPI error for a failed BIP call. */
 int MPIDI_BIP_error(int rc, const char *what);
 /* The MPI error (class MPIX_ERR_PROC_FAILED) for an operation with node. */
