@@ -17,20 +17,18 @@ static unsigned class_of(uint64_t len)
 	return c;
 }
 
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Of the samples kept (filled in order: 0 marks the end). */
 static uint32_t median(const uint32_t *v)
 {
-	uint32_t a = v[0], b = v[1], c = v[2];
-
 	_Static_assert(MPIDI_BIP_PATH_SAMPLES == 3, "a median of three");
-	if (!b)
-		return a;
-	if (!c)
-		return (uint32_t)(((uint64_t)a + b) / 2);
-	if ((a <= b && b <= c) || (c <= b && b <= a))
-		return b;
-	if ((b <= a && a <= c) || (c <= a && a <= b))
-		return a;
-	return c;
+	if (!v[1])
+		return v[0];
+	if (!v[2])
+		return (uint32_t)(((uint64_t)v[0] + v[1]) / 2);
+	return MAX(MIN(v[0], v[1]), MIN(MAX(v[0], v[1]), v[2]));
 }
 
 enum MPIDI_BIP_path MPIDI_BIP_path_choose(MPIDI_BIP_paths_t *p, uint64_t len)
