@@ -47,8 +47,8 @@ static enum MPIDI_BIP_path cheaper(uint32_t read, uint32_t send)
 
 /* A trial of the other way begins: every period choices, the period
  * doubled while trials leave the cheaper way as it was, so a steady
- * choice pays less and less for the look (two choices a trial, when the
- * other way does not get cheaper). */
+ * choice pays less and less for the look (three choices a trial, when
+ * the other way does not get cheaper). */
 static enum MPIDI_BIP_path trial_begin(MPIDI_BIP_path_class_t *c,
 				       enum MPIDI_BIP_path best)
 {
@@ -107,6 +107,8 @@ void MPIDI_BIP_path_sample(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
 {
 	MPIDI_BIP_path_class_t *c = &p->cls[class_of(len)];
 	uint64_t per_kib = len ? (ns << 10) / len : 0;
+	bool trial = c->trying == way + 1;
+	bool after_other = trial ? !c->heard : c->last != way + 1;
 
 	/* Never 0 (that is "none"); a stall of seconds saturates. */
 	if (per_kib < 1)
@@ -118,9 +120,6 @@ void MPIDI_BIP_path_sample(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
 	 * asks finds the sender's lines in its own cache) and is not kept,
 	 * unless the way has no cost yet. A trial's messages come one at a
 	 * time, between the other way's in a stream: only its first. */
-	bool trial = c->trying == way + 1;
-	bool after_other = trial ? !c->heard : c->last != way + 1;
-
 	c->last = (uint8_t)(way + 1);
 	c->heard += trial;
 	if (after_other && c->cost[way][0])
