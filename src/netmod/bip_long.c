@@ -17,7 +17,7 @@
 
 static MPIDI_BIP_lrecv_t *lrecv_new(int node, int ack_type, uint64_t sreq,
 				    uint64_t offset, uint64_t len,
-				    uint32_t flags, void *dst,
+				    uint32_t flags, bool timed, void *dst,
 				    int (*complete)(MPIDI_BIP_lrecv_t *, int),
 				    void *arg)
 {
@@ -36,13 +36,10 @@ static MPIDI_BIP_lrecv_t *lrecv_new(int node, int ack_type, uint64_t sreq,
 			.len = len,
 			.flags = flags,
 		},
+		.t0 = timed ? MPIDI_BIP_now_ns() : 0,
 		.complete = complete,
 		.arg = arg,
 	};
-	/* Data we could have read: its cost informs the next choice. */
-	if (ack_type == MPIDI_BIP_CTL_ACK &&
-	    len >= MPIDI_BIP_global.peers[node].read_min)
-		lr->t0 = MPIDI_BIP_now_ns();
 	return lr;
 }
 
@@ -74,15 +71,15 @@ fn_fail:
 }
 
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
-		    uint64_t len, uint32_t flags, void *dst,
+		    uint64_t len, uint32_t flags, bool timed, void *dst,
 		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	MPIDI_BIP_lrecv_t *lr;
 	int tag = free_tag(), mpi_errno = MPI_SUCCESS;
 
-	lr = lrecv_new(node, ack_type, sreq, offset, len, flags, dst, complete,
-		       arg);
+	lr = lrecv_new(node, ack_type, sreq, offset, len, flags, timed, dst,
+		       complete, arg);
 	MPIR_ERR_CHKANDJUMP(!lr, mpi_errno, MPI_ERR_OTHER, "**nomem");
 	if (tag >= 0)
 		return lrecv_post(lr, tag);

@@ -268,13 +268,17 @@ static bool reads(int node, uint64_t len)
 	       MPIDI_BIP_path_choose(&g->paths, len) == MPIDI_BIP_PATH_READ;
 }
 
+/* What read_data did: the data is to be asked for, because the sender did
+ * not let us read it (addr 0) or BIP cannot read that peer's memory
+ * (ASK), or because asking was chosen (ASK_CHOSEN: only that ask's cost
+ * teaches the chooser); or it was read (READ). */
+enum fetch { FETCH_ASK, FETCH_ASK_CHOSEN, FETCH_READ };
+
 /* Read the first len bytes of the sender's data at addr into dst and tell
  * it so with one ACK (flags: LAST for a truncating receive), FAILED if the
- * read failed, which *err then says. *read false: the sender did not let
- * us read (addr 0), asking is cheaper, or BIP cannot read that peer's
- * memory; nothing was done, the data is to be asked for. */
+ * read failed, which *err then says. */
 static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
-		     uint64_t len, uint32_t flags, bool *read, int *err)
+		     uint64_t len, uint32_t flags, enum fetch *how, int *err)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	MPIDI_BIP_ctl_ack_t ack = {
@@ -286,15 +290,19 @@ static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
 	uint64_t t0;
 	int rc;
 
-	*read = false;
+	*how = FETCH_ASK;
 	*err = MPI_SUCCESS;
-	if (!addr || !reads(node, len))
+	if (!addr)
 		return MPI_SUCCESS;
+	if (!reads(node, len)) {
+		*how = FETCH_ASK_CHOSEN;
+		return MPI_SUCCESS;
+	}
 	t0 = MPIDI_BIP_now_ns();
 	rc = bip_read(g->ep, node, dst, addr, len);
 	if (rc == -BIP_EAGAIN)
 		return MPI_SUCCESS;
-	*read = true;
+	*how = FETCH_READ;
 	if (rc) {
 		*err = MPIDI_BIP_error(rc, "reading the sender's data");
 		ack.flags |= MPIDI_BIP_ACK_FAILED;
@@ -445,7 +453,7 @@ int MPIDI_BIP_recv_more(int node, const MPIDI_BIP_ctl_t *more,
 
 /* --- rendezvous ---------------------------------------------------------- */
 
-static int rndv_fragment(MPIR_Request *rreq);
+static int rndv_fragment(MPIR_Request *rreq, bool timed);
 
 static int rndv_fragment_done(MPIDI_BIP_lrecv_t *lr, int err)
 {
@@ -457,18 +465,19 @@ static int rndv_fragment_done(MPIDI_BIP_lrecv_t *lr, int err)
 	r->offset += lr->ack.len;
 	MPIDI_BIP_global.cnt.fragments++;
 	if (r->offset < r->cap)
-		return rndv_fragment(rreq);
+		return rndv_fragment(rreq, false);
 	return recv_finish(rreq, r->rank, r->tag, r->pack, r->data_sz);
 }
 
-/* Ask for the next fragment: post its receive, the ACK follows. */
-static int rndv_fragment(MPIR_Request *rreq)
+/* Ask for the next fragment: post its receive, the ACK follows (timed:
+ * asking was chosen over reading it). */
+static int rndv_fragment(MPIR_Request *rreq, bool timed)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
 	uint64_t len = MPL_MIN(MPIDI_BIP_global.fragment, r->cap - r->offset);
 
 	return MPIDI_BIP_lrecv(r->node, MPIDI_BIP_CTL_ACK, r->peer, r->offset,
-			       len, ack_flags(r, r->offset + len),
+			       len, ack_flags(r, r->offset + len), timed,
 			       (char *)r->data + r->offset, rndv_fragment_done,
 			       rreq);
 }
@@ -481,7 +490,7 @@ static int rndv_start(MPIR_Request *rreq, int node, uint64_t sreq,
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
 	int mpi_errno, err;
-	bool read;
+	enum fetch how;
 
 	r->node = node;
 	r->peer = sreq;
@@ -495,10 +504,10 @@ static int rndv_start(MPIR_Request *rreq, int node, uint64_t sreq,
 					    __func__, __LINE__, MPI_ERR_OTHER,
 					    "**nomem", 0);
 	mpi_errno = read_data(node, sreq, addr, r->data, r->cap,
-			      ack_flags(r, r->cap), &read, &err);
-	if (mpi_errno || read)
+			      ack_flags(r, r->cap), &how, &err);
+	if (mpi_errno || how == FETCH_READ)
 		return mpi_errno ? mpi_errno : rreq_landed(rreq, err);
-	return rndv_fragment(rreq);
+	return rndv_fragment(rreq, how == FETCH_ASK_CHOSEN);
 }
 
 /* --- a matched receive meets its message ---------------------------------- */
@@ -568,7 +577,7 @@ int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts)
 	void *dst;
 	int mpi_errno = MPI_SUCCESS, err;
 	uint32_t flags;
-	bool read;
+	enum fetch how;
 
 	if (rreq) {
 		if (rts->h.type == MPIDI_BIP_CTL_RNDV)
@@ -581,11 +590,12 @@ int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts)
 		MPIR_ERR_CHKANDJUMP(!dst, mpi_errno, MPI_ERR_OTHER, "**nomem");
 		flags = ack_flags(&BIP_REQ(rreq), BIP_REQ(rreq).cap);
 		mpi_errno = read_data(node, rts->sreq, rts->addr, dst,
-				      BIP_REQ(rreq).cap, flags, &read, &err);
-		if (mpi_errno || read)
+				      BIP_REQ(rreq).cap, flags, &how, &err);
+		if (mpi_errno || how == FETCH_READ)
 			return mpi_errno ? mpi_errno : rreq_landed(rreq, err);
 		return MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, rts->sreq, 0,
-				       BIP_REQ(rreq).cap, flags, dst,
+				       BIP_REQ(rreq).cap, flags,
+				       how == FETCH_ASK_CHOSEN, dst,
 				       rreq_3way_done, rreq);
 	}
 	if (rts->h.type == MPIDI_BIP_CTL_RNDV) {
@@ -601,11 +611,12 @@ int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts)
 	MPIR_ERR_CHKANDJUMP(!u || !u->data, mpi_errno, MPI_ERR_OTHER,
 			    "**nomem");
 	mpi_errno = read_data(node, rts->sreq, rts->addr, u->data,
-			      rts->data_sz, 0, &read, &err);
-	if (mpi_errno || read)
+			      rts->data_sz, 0, &how, &err);
+	if (mpi_errno || how == FETCH_READ)
 		return mpi_errno ? mpi_errno : unexp_landed(u, err);
 	mpi_errno = MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, rts->sreq, 0,
-				    rts->data_sz, 0, u->data, unexp_3way_done,
+				    rts->data_sz, 0, how == FETCH_ASK_CHOSEN,
+				    u->data, unexp_3way_done,
 				    u);
 fn_exit:
 	return mpi_errno;

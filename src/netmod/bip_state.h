@@ -224,9 +224,10 @@ void MPIDI_BIP_credits_agree(int node, int peer_accepts);
 /* bip_long.c: BIP long messages, the tag table and the receive FIFO. */
 /* Receive len bytes into dst from node on a free tag (or once one frees);
  * the answer ack_type (ACK or AM_CTS) names the tag, sreq, offset and
- * flags (MPIDI_BIP_ACK_*). */
+ * flags (MPIDI_BIP_ACK_*). timed: we chose to ask for data we could have
+ * read, and the transfer's cost is a sample for that choice. */
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
-		    uint64_t len, uint32_t flags, void *dst,
+		    uint64_t len, uint32_t flags, bool timed, void *dst,
 		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg);
 int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
 			  const void *src,

@@ -127,6 +127,16 @@ then
 	on=$(copies)
 	[ "$on" -gt "$off" ] || { echo "FAILED: $on single copies with" \
 		"BIP_SHM_PULL_MIN=16k, $off with never"; exit 1; }
+	# Messages the receiver may not read (synchronous, over a fragment)
+	# leave the chooser's costs alone.
+	BIP_SHM_PULL_MIN=16k MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+		mpirun 2 "$W/test_pt2pt" unread
+	echo "$out" | grep -q "unread: ok" ||
+		{ echo "FAILED: unreadable messages"; exit 1; }
+	if echo "$out" | grep "ns per KiB by size"; then
+		echo "FAILED: messages nobody could read were timed as asks"
+		exit 1
+	fi
 else
 	echo "SKIP (single copies): cross-memory attach is not allowed here"
 fi

@@ -531,11 +531,45 @@ static void late_test(void)
 	}
 }
 
+/* Messages their receiver may not read (synchronous ones, whose sender
+ * must see the match; those over one fragment) are asked for without a
+ * choice: their cost must not count as asking's (pt2pt.sh checks that no
+ * size class has a cost). */
+static void unread_test(void)
+{
+	enum { N = 64 << 10, BIG = 4 << 20 };
+	unsigned char *buf = malloc(BIG);
+	int peer = 1 - rank;
+
+	CHECK(buf && size == 2, "unread: 2 ranks and %d bytes", BIG);
+	for (int i = 0; i < 40; i++) {
+		long n = i < 38 ? N : BIG;
+
+		if (rank == i % 2) {
+			fill(buf, n, i);
+			if (n == N)
+				MPI_Ssend(buf, (int)n, MPI_BYTE, peer, i,
+					  MPI_COMM_WORLD);
+			else
+				MPI_Send(buf, (int)n, MPI_BYTE, peer, i,
+					 MPI_COMM_WORLD);
+		} else {
+			MPI_Recv(buf, (int)n, MPI_BYTE, peer, i, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+			expect(buf, n, i, "unread");
+		}
+	}
+	free(buf);
+	if (rank == 0)
+		printf("unread: ok\n");
+}
+
 int main(int argc, char **argv)
 {
 	int provided, storm = argc > 1 ? atoi(argv[1]) : 2000;
 	int flood = argc > 1 && strcmp(argv[1], "flood") == 0;
 	int late = argc > 1 && strcmp(argv[1], "late") == 0;
+	int unread = argc > 1 && strcmp(argv[1], "unread") == 0;
 	int cancelled;
 
 	MPI_Init(&argc, &argv);
@@ -546,11 +580,13 @@ int main(int argc, char **argv)
 	MPI_Comm_set_errhandler(errcomm, MPI_ERRORS_RETURN);
 	left = (rank + size - 1) % size;
 	right = (rank + 1) % size;
-	if (flood || late) {
+	if (flood || late || unread) {
 		if (flood)
 			flood_test();
-		else
+		else if (late)
 			late_test();
+		else
+			unread_test();
 		MPI_Comm_free(&errcomm);
 		MPI_Finalize();
 		return 0;
