@@ -66,9 +66,11 @@ void bip_idle_empty(bip_ep_t *ep, bool may_block, bool own_loop,
 	unsigned every = s->mode == BIP_IDLE_SPIN && s->spin_ns ? SPIN_LOOK : 1;
 	uint64_t now;
 
-	/* A wait is timed from its first look at the clock. */
+	/* A wait is timed from its first look at the clock. Every empty poll
+	 * comes here: a mask, not a division (every is 1 or SPIN_LOOK). */
+	_Static_assert((SPIN_LOOK & (SPIN_LOOK - 1)) == 0, "a power of two");
 	if (++s->empty < first ||
-	    (s->empty > first && (s->empty - first) % every))
+	    (s->empty > first && ((s->empty - first) & (every - 1))))
 		return;
 	now = bipfw_now_ns();
 	if (s->empty == first) {

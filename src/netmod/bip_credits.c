@@ -384,9 +384,12 @@ int MPIDI_BIP_send_fifo_drain(int *progress)
 
 	if (!g->sfifo_peers && !g->credits_due)
 		return MPI_SUCCESS;
-	g->sfifo_next = (g->sfifo_next + 1) % n;
-	for (int i = 0; i < n; i++) {
-		int node = (g->sfifo_next + i) % n;
+	/* Wrapped by compares, not divisions: a sender that runs ahead of
+	 * its credits comes here on every progress call. */
+	if (++g->sfifo_next >= n)
+		g->sfifo_next = 0;
+	for (int i = 0, node = g->sfifo_next; i < n;
+	     i++, node = node + 1 < n ? node + 1 : 0) {
 		MPIDI_BIP_peer_t *p = &g->peers[node];
 
 		if (p->credits_due) {
