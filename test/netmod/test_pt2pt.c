@@ -534,7 +534,7 @@ static void late_test(void)
 /* Messages their receiver may not read (synchronous ones, whose sender
  * must see the match; those over one fragment) are asked for without a
  * choice: their cost must not count as asking's (pt2pt.sh checks that no
- * size class has a cost). */
+ * size class has an ask cost). */
 static void unread_test(void)
 {
 	enum { N = 64 << 10, BIG = 4 << 20 };
