@@ -243,9 +243,11 @@ int MPIDI_BIP_progress(int vci, int blocking)
 	mpi_errno = check_peers(g);
 	MPIR_ERR_CHECK(mpi_errno);
 	/* MPICH polls in a loop: after a while with nothing to do, BIP's idle
-	 * policy gives the core away. Never asleep with threads: the sleeper
-	 * would hold MPICH's lock. */
-	bip_idle(g->ep, progress, !MPIR_ThreadInfo.isThreaded);
+	 * policy gives the core away. Asleep only in a blocking call (a wait,
+	 * MPI_Probe: our MPICH patch says which): a test or an iprobe returns
+	 * at once, its caller may wait for something that is not a packet.
+	 * Never asleep with threads: the sleeper would hold MPICH's lock. */
+	bip_idle(g->ep, progress, blocking && !MPIR_ThreadInfo.isThreaded);
 fn_exit:
 	return mpi_errno;
 fn_fail:

@@ -1,10 +1,16 @@
 /*
  * test_idle.c - the netmod's idle policy, both ways:
- *  - a rank blocked in MPI_Recv while its peer sleeps must give its core
- *    away (sleep on BIP's doorbell): it may use at most MAX_CPU of it;
+ *  - a rank blocked in MPI_Recv or MPI_Probe while its peer sleeps must
+ *    give its core away (sleep on BIP's doorbell): it may use at most
+ *    MAX_CPU of it;
  *  - a rank that computes while it waits, testing its receive between
  *    chunks of work (MPI_Test in a compute loop), is not idle and must not
- *    be slowed: a chunk may take at most MAX_SLOWDOWN times its time alone.
+ *    be slowed: a chunk may take at most MAX_SLOWDOWN times its time alone;
+ *  - a nonblocking call never sleeps: a rank polling MPI_Iprobe in a tight
+ *    loop may yield its core but never blocks in the kernel (it may be
+ *    waiting for something that is not a message, a flag in memory). A
+ *    sleep is a voluntary context switch, a yield an involuntary one: at
+ *    most MAX_SLEEPS of the first (a sleeping poller makes one a ms).
  * Usage: mpiexec -n 2 test_idle [seconds]
  */
 #include <mpi.h>
@@ -16,6 +22,8 @@
 #define MAX_CPU 0.25
 #define MAX_SLOWDOWN 1.5
 #define CHUNK_US 20.0
+#define MAX_SLEEPS 20
+#define PARTS 4
 
 static double wall_s(void)
 {
@@ -45,21 +53,29 @@ static void work(long spins)
 	sink = x;
 }
 
-/* Rank 0: sleep, then send one message, twice (one per part). */
+static long sleeps(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_nvcsw;
+}
+
+/* Rank 0: sleep, then send one message, once per part. */
 static void late_sender(double secs)
 {
 	struct timespec ts = { (time_t)secs,
 			       (long)((secs - (time_t)secs) * 1e9) };
 	int x = 0;
 
-	for (int part = 0; part < 2; part++) {
+	for (int part = 0; part < PARTS; part++) {
 		MPI_Barrier(MPI_COMM_WORLD);
 		nanosleep(&ts, NULL);
 		MPI_Send(&x, 1, MPI_INT, 1, part, MPI_COMM_WORLD);
 	}
 }
 
-static int blocked_receiver(void)
+static int blocked_receiver(int tag, int probe)
 {
 	double c0, w0, frac;
 	int x;
@@ -67,10 +83,12 @@ static int blocked_receiver(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 	c0 = cpu_s();
 	w0 = wall_s();
-	MPI_Recv(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	if (probe)
+		MPI_Probe(0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	MPI_Recv(&x, 1, MPI_INT, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	frac = (cpu_s() - c0) / (wall_s() - w0);
-	printf("blocked in MPI_Recv: %.1f%% of a core (limit %.0f%%)\n",
-	       frac * 100, MAX_CPU * 100);
+	printf("blocked in %s: %.1f%% of a core (limit %.0f%%)\n",
+	       probe ? "MPI_Probe" : "MPI_Recv", frac * 100, MAX_CPU * 100);
 	return frac <= MAX_CPU;
 }
 
@@ -90,7 +108,7 @@ static int computing_receiver(void)
 		work(spins);
 	alone = (wall_s() - t0) / 2000;
 
-	MPI_Irecv(&x, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, &rq);
+	MPI_Irecv(&x, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, &rq);
 	MPI_Barrier(MPI_COMM_WORLD);
 	t0 = wall_s();
 	for (n = 0; !flag; n++) {
@@ -104,6 +122,25 @@ static int computing_receiver(void)
 	return with / alone <= MAX_SLOWDOWN;
 }
 
+static int polling_receiver(void)
+{
+	long s0, n;
+	double t0;
+	int x, flag = 0;
+
+	MPI_Barrier(MPI_COMM_WORLD);
+	s0 = sleeps();
+	t0 = wall_s();
+	for (n = 0; !flag; n++)
+		MPI_Iprobe(0, 3, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+	t0 = wall_s() - t0;
+	s0 = sleeps() - s0;
+	MPI_Recv(&x, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	printf("polling MPI_Iprobe: %ld calls, %.2f us each, %ld sleeps "
+	       "(limit %d)\n", n, t0 * 1e6 / n, s0, MAX_SLEEPS);
+	return s0 <= MAX_SLEEPS;
+}
+
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 1.0;
@@ -114,8 +151,10 @@ int main(int argc, char **argv)
 	if (rank == 0) {
 		late_sender(secs);
 	} else if (rank == 1) {
-		ok = blocked_receiver();
+		ok = blocked_receiver(0, 0);
+		ok &= blocked_receiver(1, 1);
 		ok &= computing_receiver();
+		ok &= polling_receiver();
 		printf("idle policy: %s\n", ok ? "passed" : "FAILED");
 	}
 	MPI_Finalize();
