@@ -14,6 +14,8 @@ run "$BIP_RUN" -H 2 -n 4 -t 60 "$T/test_peergone" check-unlinked
 run "$BIP_RUN" -H 4 -n 8 -t 60 "$T/test_peergone" check-sparse
 # Nor do rings of peers of the host before their first message.
 run "$BIP_RUN" -n 4 -t 60 "$T/test_peergone" check-lazy
+# A ring takes new pages only while its consumer lags behind.
+run "$BIP_RUN" -n 2 -t 60 "$T/test_peergone" check-reuse
 run "$BIP_RUN" -n 4 -t 60 "$top_builddir/examples/bip_hello"
 "$BIP_RUN" -n 2 -t 60 "$T/test_peergone" kill-after-init
 [ $? -eq 137 ] || { echo "FAILED: expected the job to end by SIGKILL"; exit 1; }

@@ -16,6 +16,12 @@
  *                    reach them: after start-up only the segments'
  *                    headers, and nodes 0 and 1 trading messages add a
  *                    page or two to each of their two rings.
+ *   check-reuse:     (2 nodes) a ring grows only when its consumer lags:
+ *                    20,000 8-byte round trips (several laps of a 1 MiB
+ *                    ring) keep both rings at a page or two; then, three
+ *                    times, node 0 sends 100 messages of 1000 bytes while
+ *                    node 1 sleeps: each burst fills the ring, which then
+ *                    grows (data checked).
  *   shm-full:        (2 nodes, a /dev/shm too small for a ring's first
  *                    page) a send to the peer fails with BIP_EPEERGONE,
  *                    no hang, no SIGBUS.
@@ -28,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bip.h"
@@ -109,6 +116,36 @@ static int check_lazy(bip_ep_t *ep)
 	       (node < 2 && used < (size_t)segs + 2);
 }
 
+static int check_reuse(bip_ep_t *ep)
+{
+	int node = bip_node(ep), rc = 0, segs, bad = 0;
+	size_t total, pingpong, burst;
+	char msg[1000];
+	struct timespec lag = { 0, 50000000 };
+
+	for (int i = 0; i < 40000 && rc >= 0; i++)
+		rc = (i + node) % 2 ? bip_recv(ep, msg, 8, NULL)
+				    : bip_send(ep, node ^ 1, msg, 8);
+	segs = segment_pages(&total, &pingpong);
+	for (int i = 0; i < 300 && rc >= 0; i++) {
+		if (node == 1 && i % 100 == 0)
+			nanosleep(&lag, NULL);
+		memset(msg, i, sizeof(msg));
+		rc = node ? bip_recv(ep, msg, sizeof(msg), NULL)
+			  : bip_send(ep, 1, msg, sizeof(msg));
+		bad += node && (msg[0] != (char)i || msg[999] != (char)i);
+	}
+	segment_pages(&total, &burst);
+	bip_close(ep);
+	if (rc < 0)
+		return fail("ping-pong and burst", rc);
+	printf("node %d: %d segments, %zu pages present after the ping-pong, "
+	       "%zu after the bursts, %d bad messages\n",
+	       node, segs, pingpong, burst, bad);
+	return bad || pingpong > (size_t)segs + 4 ||
+	       (node == 0 && burst < pingpong + 3);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "die-after-init";
@@ -125,6 +162,8 @@ int main(int argc, char **argv)
 		return fail("bip_init", rc);
 	if (strcmp(mode, "check-lazy") == 0)
 		return check_lazy(ep);
+	if (strcmp(mode, "check-reuse") == 0)
+		return check_reuse(ep);
 	if (strcmp(mode, "shm-full") == 0) {
 		rc = bip_send(ep, bip_node(ep) ^ 1, buf, 10);
 		if (!rc)
