@@ -1127,7 +1127,8 @@ static struct bip_pkt_hdr *shm_reserve(void *ctx, int peer, size_t len)
 		pp->tail_seen = atomic_load_explicit(&pp->out->tail,
 						     memory_order_acquire);
 		if (pp->head + pad + rec - pp->tail_seen > size) {
-			pp->stalled = pp->ready != UINT64_MAX;
+			if (pp->ready != UINT64_MAX)
+				pp->stalled = true;
 			return NULL;
 		}
 	}
