@@ -203,12 +203,21 @@ int bip_test_nopoll(bip_ep_t *ep, bip_req_t *req, int *done,
  * the self wire); SIZE_MAX: node cannot read ours. */
 size_t bip_read_min(bip_ep_t *ep, int node);
 
-/* Read len bytes at addr in node's memory into dst, in one copy (cross-
- * memory attach). addr is what node told us: the kernel checks it against
- * node's own memory, BIP never dereferences it. -BIP_EAGAIN when node's
- * memory cannot be read (ask node for the data instead), -BIP_ESYS when
- * the read failed, -BIP_EPEERGONE. */
+/* One-sided: 1 when node's memory can be read and written by bip_read and
+ * bip_write with no action by node (on this host, cross-memory attach
+ * allowed), else 0 (send messages instead). */
+int bip_rma_reach(bip_ep_t *ep, int node);
+
+/* Read len bytes at addr in node's memory into dst (bip_write: write src
+ * there), in one copy by this process (cross-memory attach; the kernel
+ * module's copy later). addr is what node told us (a receive buffer, an
+ * MPI window): the kernel checks it against node's own memory, BIP never
+ * dereferences it. Done at return. -BIP_EAGAIN when node's memory cannot
+ * be reached so (send messages instead), -BIP_ESYS when the copy failed
+ * (addr is not node's memory), -BIP_EPEERGONE. */
 int bip_read(bip_ep_t *ep, int node, void *dst, uint64_t addr, size_t len);
+int bip_write(bip_ep_t *ep, int node, uint64_t addr, const void *src,
+	      size_t len);
 
 /* --- progress ---------------------------------------------------------- */
 

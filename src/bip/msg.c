@@ -245,13 +245,31 @@ size_t bip_read_min(bip_ep_t *ep, int node)
 	return bipfw_read_min(ep->fw, node);
 }
 
-int bip_read(bip_ep_t *ep, int node, void *dst, uint64_t addr, size_t len)
+int bip_rma_reach(bip_ep_t *ep, int node)
 {
-	if (!ep || (!dst && len))
+	return ep && node >= 0 && node < bip_nnodes(ep) &&
+	       bipfw_rma_reach(ep->fw, node);
+}
+
+static int rma(bip_ep_t *ep, int node, void *local, uint64_t addr,
+	       size_t len, bool write)
+{
+	if (!ep || (!local && len))
 		return -BIP_EINVAL;
 	if (node < 0 || node >= bip_nnodes(ep))
 		return -BIP_ENODE;
-	return bipfw_read(ep->fw, node, dst, addr, len);
+	return len ? bipfw_rma(ep->fw, node, local, addr, len, write) : 0;
+}
+
+int bip_read(bip_ep_t *ep, int node, void *dst, uint64_t addr, size_t len)
+{
+	return rma(ep, node, dst, addr, len, false);
+}
+
+int bip_write(bip_ep_t *ep, int node, uint64_t addr, const void *src,
+	      size_t len)
+{
+	return rma(ep, node, (void *)src, addr, len, true);
 }
 
 int bip_ilrecv(bip_ep_t *ep, int tag, void *buf, size_t cap, bip_req_t *req)

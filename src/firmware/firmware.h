@@ -146,12 +146,17 @@ struct bipfw_wire_class {
 	void (*unexpose)(void *ctx, uint64_t key);
 	/* Single copy by the receiver: ready-mode long messages of at least
 	 * pull_min(peer) bytes are read by the peer from our memory (SIZE_MAX:
-	 * never); dma_read reads len bytes at addr in the peer's memory, an
-	 * address the peer sent: the kernel checks it, we never dereference
-	 * it. NULL if absent. */
+	 * never). NULL if absent. */
 	size_t (*pull_min)(void *ctx, int peer);
-	int (*dma_read)(void *ctx, int peer, void *dst, uint64_t addr,
-			size_t len);
+	/* One-sided single copy: len bytes between local and addr in the
+	 * peer's memory (write: to the peer), with no action by the peer.
+	 * addr is one the peer gave: the kernel checks it, we never
+	 * dereference it. -BIP_EAGAIN when the peer cannot be reached so
+	 * (messages then). rma_reach says beforehand (NULL: every peer the
+	 * wire has). NULL if absent. */
+	int (*rma)(void *ctx, int peer, void *local, uint64_t addr, size_t len,
+		   bool write);
+	bool (*rma_reach)(void *ctx, int peer);
 	/* The peer as the wire sees it: enum bipfw_peer_state. */
 	int (*peer_state)(void *ctx, int peer);
 	/* Lossy wires: ask whether the peer's process is there even if it
@@ -256,11 +261,14 @@ const char *bipfw_port_name(const struct bipfw *fw, int peer,
 size_t bipfw_port_chunk(const struct bipfw *fw, int peer);
 /* Single copy by the receiver: messages to peer of at least
  * bipfw_read_min bytes may be read by peer from our memory (SIZE_MAX:
- * never); bipfw_read reads len bytes at addr, an address peer gave, from
- * its memory: -BIP_EAGAIN when its wire cannot. */
+ * never). One-sided single copy: bipfw_rma_reach says whether peer's
+ * memory can be read and written with no action by peer; bipfw_rma reads
+ * (or with write, writes) len bytes at addr, an address peer gave, in its
+ * memory: -BIP_EAGAIN when its wire cannot. */
 size_t bipfw_read_min(const struct bipfw *fw, int peer);
-int bipfw_read(struct bipfw *fw, int peer, void *dst, uint64_t addr,
-	       size_t len);
+bool bipfw_rma_reach(const struct bipfw *fw, int peer);
+int bipfw_rma(struct bipfw *fw, int peer, void *local, uint64_t addr,
+	      size_t len, bool write);
 /* Remove what crashed processes of a job left behind, on every wire. */
 int bipfw_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes);
 

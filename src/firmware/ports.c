@@ -379,21 +379,30 @@ size_t bipfw_port_chunk(const struct bipfw *fw, int peer)
 	return fw->wires[p->bulk != BIPFW_NO_WIRE ? p->bulk : p->wire].chunk;
 }
 
-size_t bipfw_read_min(const struct bipfw *fw, int peer)
+bool bipfw_rma_reach(const struct bipfw *fw, int peer)
 {
 	const struct bipfw_peer *p = &fw->peers[peer];
 	const struct bipfw_port *w;
 
 	if (p->state != BIPFW_PEER_LIVE || p->wire == BIPFW_NO_WIRE)
-		return SIZE_MAX;
+		return false;
 	w = &fw->wires[p->wire];
-	return w->cls->pull_min && w->cls->dma_read
-		       ? w->cls->pull_min(w->ctx, peer)
-		       : SIZE_MAX;
+	return w->cls->rma &&
+	       (!w->cls->rma_reach || w->cls->rma_reach(w->ctx, peer));
 }
 
-int bipfw_read(struct bipfw *fw, int peer, void *dst, uint64_t addr,
-	       size_t len)
+size_t bipfw_read_min(const struct bipfw *fw, int peer)
+{
+	const struct bipfw_port *w;
+
+	if (!bipfw_rma_reach(fw, peer))
+		return SIZE_MAX;
+	w = &fw->wires[fw->peers[peer].wire];
+	return w->cls->pull_min ? w->cls->pull_min(w->ctx, peer) : SIZE_MAX;
+}
+
+int bipfw_rma(struct bipfw *fw, int peer, void *local, uint64_t addr,
+	      size_t len, bool write)
 {
 	const struct bipfw_peer *p = &fw->peers[peer];
 	const struct bipfw_port *w;
@@ -401,10 +410,10 @@ int bipfw_read(struct bipfw *fw, int peer, void *dst, uint64_t addr,
 
 	if (p->state != BIPFW_PEER_LIVE || p->wire == BIPFW_NO_WIRE)
 		return -BIP_EPEERGONE;
-	if (bipfw_read_min(fw, peer) == SIZE_MAX)
+	if (!bipfw_rma_reach(fw, peer))
 		return -BIP_EAGAIN;
 	w = &fw->wires[p->wire];
-	rc = w->cls->dma_read(w->ctx, peer, dst, addr, len);
+	rc = w->cls->rma(w->ctx, peer, local, addr, len, write);
 	if (!rc)
 		fw->cnt.cma_transfers++;
 	return rc;

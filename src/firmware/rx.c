@@ -370,8 +370,8 @@ static void deliver_pull(struct bipfw *fw, int src, struct bipfw_peer *p,
 		return;
 	}
 	memcpy(&addr, payload, sizeof(addr));
-	rc = bipfw_read(fw, src, r->buf, addr,
-			r->total < r->cap ? r->total : r->cap);
+	rc = bipfw_rma(fw, src, r->buf, addr,
+		       r->total < r->cap ? r->total : r->cap, false);
 	/* Our side cannot read it (attach refused since): it fails as a
 	 * refused read does. */
 	if (rc)

@@ -18,6 +18,7 @@ mpi_core_sources += src/mpid/ch4/netmod/bip/func_table.c \
 	src/mpid/ch4/netmod/bip/bip_long.c \
 	src/mpid/ch4/netmod/bip/bip_path.c \
 	src/mpid/ch4/netmod/bip/bip_progress.c \
+	src/mpid/ch4/netmod/bip/bip_rma.c \
 	src/mpid/ch4/netmod/bip/bip_recv.c \
 	src/mpid/ch4/netmod/bip/bip_send.c
 

@@ -48,4 +48,18 @@ int MPIDI_BIP_iprobe(int source, int tag, MPIR_Comm *comm,
 
 int MPIDI_BIP_progress(int vci, int blocking);
 
+/* Put and get (bip_rma.c): by the origin alone where BIP reaches the
+ * target's window, complete at return, else by MPIDIG's active messages;
+ * request-based when req_p is not NULL. */
+int MPIDI_BIP_put(const void *origin_addr, int origin_count,
+		  MPI_Datatype origin_datatype, int target_rank,
+		  MPI_Aint target_disp, int target_count,
+		  MPI_Datatype target_datatype, MPIR_Win *win,
+		  MPIDI_av_entry_t *addr, MPIR_Request **req_p);
+int MPIDI_BIP_get(void *origin_addr, int origin_count,
+		  MPI_Datatype origin_datatype, int target_rank,
+		  MPI_Aint target_disp, int target_count,
+		  MPI_Datatype target_datatype, MPIR_Win *win,
+		  MPIDI_av_entry_t *addr, MPIR_Request **req_p);
+
 #endif

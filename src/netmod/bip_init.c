@@ -1,9 +1,10 @@
 /*
  * bip_init.c - the bip netmod's life cycle and the non-inline entry points:
  * open the BIP endpoint with the job's key, exchange business cards through
- * MPICH's PMI helpers, connect every peer, finalize; the communicator, window,
+ * MPICH's PMI helpers, connect every peer, finalize; the communicator,
  * datatype and op hooks (nothing to do yet); windows and partitioned
- * communication through MPIDIG; dynamic processes refused with an error.
+ * communication through MPIDIG (the window hooks are bip_rma.c's); dynamic
+ * processes refused with an error.
  */
 #include "mpidimpl.h"
 #include "mpidu_bc.h"
@@ -381,7 +382,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		"(synchronous %llu, fragments %llu, read by us %llu), "
 		"credits-only %llu (N=%s), "
 		"unexpected %llu (max queued %u), active messages inline %llu, "
-		"announced %llu, send FIFO max %u (lent %llu), receive FIFO max %u, "
+		"announced %llu, puts and gets direct %llu, send FIFO max %u "
+		"(lent %llu), receive FIFO max %u, "
 		"dropped %llu%s, idle yields %llu, sleeps %llu | "
 		"BIP: packets %llu sent %llu received, acks %llu, NACKs %llu "
 		"sent %llu received, retransmits %llu, small-queue overflows "
@@ -399,7 +401,7 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)c->unexpected, c->unexp_max,
 		(unsigned long long)c->am_short,
 		(unsigned long long)c->am_3way,
-		c->sfifo_max, (unsigned long long)c->lent, c->rfifo_max,
+		(unsigned long long)c->rma_direct, c->sfifo_max, (unsigned long long)c->lent, c->rfifo_max,
 		(unsigned long long)dropped, why,
 		(unsigned long long)b.idle_yields,
 		(unsigned long long)b.idle_sleeps,
@@ -494,41 +496,6 @@ int MPIDI_BIP_mpi_comm_commit_post_hook(MPIR_Comm *comm)
 }
 
 int MPIDI_BIP_mpi_comm_free_hook(MPIR_Comm *comm)
-{
-	return MPI_SUCCESS;
-}
-
-int MPIDI_BIP_mpi_win_create_hook(MPIR_Win *win)
-{
-	return MPI_SUCCESS;
-}
-
-int MPIDI_BIP_mpi_win_allocate_hook(MPIR_Win *win)
-{
-	return MPI_SUCCESS;
-}
-
-int MPIDI_BIP_mpi_win_allocate_shared_hook(MPIR_Win *win)
-{
-	return MPI_SUCCESS;
-}
-
-int MPIDI_BIP_mpi_win_create_dynamic_hook(MPIR_Win *win)
-{
-	return MPI_SUCCESS;
-}
-
-int MPIDI_BIP_mpi_win_attach_hook(MPIR_Win *win, void *base, MPI_Aint size)
-{
-	return MPI_SUCCESS;
-}
-
-int MPIDI_BIP_mpi_win_detach_hook(MPIR_Win *win, const void *base)
-{
-	return MPI_SUCCESS;
-}
-
-int MPIDI_BIP_mpi_win_free_hook(MPIR_Win *win)
 {
 	return MPI_SUCCESS;
 }

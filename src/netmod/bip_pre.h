@@ -68,8 +68,10 @@ typedef struct {
 	int unused;
 } MPIDI_BIP_op_t;
 
+/* A window: what each of its ranks exposed (bip_rma.c); NULL when its
+ * puts and gets all go by active messages (a dynamic window). */
 typedef struct {
-	int unused;
+	struct MPIDI_BIP_win_target *targets;
 } MPIDI_BIP_win_t;
 
 typedef struct {

@@ -1,7 +1,8 @@
 /*
  * netmod_inline.h - the inline entry points of the bip netmod. Each is a
  * thin call into the netmod's .c files (editing this file recompiles all of
- * MPICH; editing those takes seconds). Point-to-point is native; RMA,
+ * MPICH; editing those takes seconds). Point-to-point is native, and so are
+ * put and get where BIP reaches the target's memory; the rest of RMA,
  * collectives and partitioned communication use MPICH's generic layers,
  * whose messages ride on the active-message functions below.
  */
@@ -9,7 +10,18 @@
 #define NETMOD_INLINE_H_INCLUDED
 
 #include "bip_impl.h"
+
+/* MPICH's active-message RMA but put and get (renamed out of the way:
+ * bip_rma.c's come first and fall back to MPIDIG's). */
+#define MPIDI_NM_mpi_put MPIDI_BIP_am_put
+#define MPIDI_NM_mpi_get MPIDI_BIP_am_get
+#define MPIDI_NM_mpi_rput MPIDI_BIP_am_rput
+#define MPIDI_NM_mpi_rget MPIDI_BIP_am_rget
 #include "netmod_am_fallback_rma.h"
+#undef MPIDI_NM_mpi_put
+#undef MPIDI_NM_mpi_get
+#undef MPIDI_NM_mpi_rput
+#undef MPIDI_NM_mpi_rget
 #include "netmod_am_fallback_coll.h"
 #include "netmod_am_fallback_part.h"
 
@@ -110,6 +122,74 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_improbe(int source, int tag,
 {
 	return MPIDI_BIP_iprobe(source, tag, comm, context_offset, flag,
 				message, status);
+}
+
+/* --- put and get: by the origin alone, else MPIDIG's ------------------ */
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_put(const void *origin_addr,
+					      int origin_count,
+					      MPI_Datatype origin_datatype,
+					      int target_rank,
+					      MPI_Aint target_disp,
+					      int target_count,
+					      MPI_Datatype target_datatype,
+					      MPIR_Win *win,
+					      MPIDI_av_entry_t *addr,
+					      MPIDI_winattr_t winattr)
+{
+	return MPIDI_BIP_put(origin_addr, origin_count, origin_datatype,
+			     target_rank, target_disp, target_count,
+			     target_datatype, win, addr, NULL);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_rput(const void *origin_addr,
+					       int origin_count,
+					       MPI_Datatype origin_datatype,
+					       int target_rank,
+					       MPI_Aint target_disp,
+					       int target_count,
+					       MPI_Datatype target_datatype,
+					       MPIR_Win *win,
+					       MPIDI_av_entry_t *addr,
+					       MPIDI_winattr_t winattr,
+					       MPIR_Request **request)
+{
+	return MPIDI_BIP_put(origin_addr, origin_count, origin_datatype,
+			     target_rank, target_disp, target_count,
+			     target_datatype, win, addr, request);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_get(void *origin_addr,
+					      int origin_count,
+					      MPI_Datatype origin_datatype,
+					      int target_rank,
+					      MPI_Aint target_disp,
+					      int target_count,
+					      MPI_Datatype target_datatype,
+					      MPIR_Win *win,
+					      MPIDI_av_entry_t *addr,
+					      MPIDI_winattr_t winattr)
+{
+	return MPIDI_BIP_get(origin_addr, origin_count, origin_datatype,
+			     target_rank, target_disp, target_count,
+			     target_datatype, win, addr, NULL);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_rget(void *origin_addr,
+					       int origin_count,
+					       MPI_Datatype origin_datatype,
+					       int target_rank,
+					       MPI_Aint target_disp,
+					       int target_count,
+					       MPI_Datatype target_datatype,
+					       MPIR_Win *win,
+					       MPIDI_av_entry_t *addr,
+					       MPIDI_winattr_t winattr,
+					       MPIR_Request **request)
+{
+	return MPIDI_BIP_get(origin_addr, origin_count, origin_datatype,
+			     target_rank, target_disp, target_count,
+			     target_datatype, win, addr, request);
 }
 
 /* --- progress and active messages -------------------------------------- */

@@ -355,12 +355,19 @@ static size_t sim_pull_min(void *ctx, int peer)
 	return ((struct simport *)ctx)->dma_min;
 }
 
-static int sim_dma_read(void *ctx, int peer, void *dst, uint64_t addr,
-			size_t len)
+static bool sim_rma_reach(void *ctx, int peer)
 {
+	return ((struct simport *)ctx)->dma_min != SIZE_MAX;
+}
+
+static int sim_rma(void *ctx, int peer, void *local, uint64_t addr,
+		   size_t len, bool write)
+{
+	void *remote = (void *)(uintptr_t)addr;
+
 	if (((struct simport *)ctx)->net->f.unreadable)
 		return -BIP_ESYS;
-	memcpy(dst, (const void *)(uintptr_t)addr, len);
+	memcpy(write ? remote : local, write ? local : remote, len);
 	return 0;
 }
 
@@ -410,7 +417,8 @@ const struct bipfw_wire_class simwire_class = {
 	.expose = sim_expose,
 	.unexpose = sim_unexpose,
 	.pull_min = sim_pull_min,
-	.dma_read = sim_dma_read,
+	.rma = sim_rma,
+	.rma_reach = sim_rma_reach,
 	.peer_state = sim_peer_state,
 	.ping = sim_ping,
 	.answered_at = sim_answered_at,

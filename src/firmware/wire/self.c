@@ -147,11 +147,13 @@ static size_t self_pull_min(void *ctx, int peer)
 	return 1;
 }
 
-static int self_dma_read(void *ctx, int peer, void *dst, uint64_t addr,
-			 size_t len)
+static int self_rma(void *ctx, int peer, void *local, uint64_t addr,
+		    size_t len, bool write)
 {
+	void *remote = (void *)(uintptr_t)addr;
+
 	(void)ctx, (void)peer;
-	memmove(dst, (const void *)(uintptr_t)addr, len);
+	memmove(write ? remote : local, write ? local : remote, len);
 	return 0;
 }
 
@@ -177,6 +179,6 @@ const struct bipfw_wire_class bipfw_self_class = {
 	.hold = self_hold,
 	.dma_write = self_dma_write,
 	.pull_min = self_pull_min,
-	.dma_read = self_dma_read,
+	.rma = self_rma,
 	.peer_state = self_peer_state,
 };

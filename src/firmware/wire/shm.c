@@ -1317,7 +1317,8 @@ static void shm_unkeep(void *ctx, int src, uint64_t end)
 
 /* Single copy between our memory and the peer's, the whole of len (the
  * kernel may move less per call). A refusal turns cross-memory attach off
- * for that peer: its messages go by the rings from then on. */
+ * for that peer (-BIP_EAGAIN): its messages go by the rings from then on.
+ * An address outside the peer's memory is only that copy's failure. */
 static int cma_copy(struct bipfw_shm *shm, int peer, void *local_buf,
 		    uint64_t addr, size_t len, bool write)
 {
@@ -1334,11 +1335,15 @@ static int cma_copy(struct bipfw_shm *shm, int peer, void *local_buf,
 						     &remote, 1, 0);
 
 		if (n <= 0) {
+			bool bad_addr = n == 0 || errno == EFAULT;
+
 			bip_warn("cross-memory %s node %d failed: %s",
 				 write ? "write to" : "read from", peer,
 				 n < 0 ? strerror(errno) : "nothing moved");
+			if (bad_addr)
+				return -BIP_ESYS;
 			pp->cma = false;
-			return write ? -BIP_EAGAIN : -BIP_ESYS;
+			return -BIP_EAGAIN;
 		}
 		done += (size_t)n;
 	}
@@ -1381,15 +1386,21 @@ static int shm_dma_write(void *ctx, int peer, uint64_t addr, uint64_t key,
 
 static size_t shm_pull_min(void *ctx, int peer)
 {
-	struct bipfw_shm *shm = ctx;
-
-	return shm->peers[peer].cma ? shm->k.pull_min : SIZE_MAX;
+	(void)peer;
+	return ((struct bipfw_shm *)ctx)->k.pull_min;
 }
 
-static int shm_dma_read(void *ctx, int peer, void *dst, uint64_t addr,
-			size_t len)
+static bool shm_rma_reach(void *ctx, int peer)
 {
-	return cma_copy(ctx, peer, dst, addr, len, false);
+	return ((struct bipfw_shm *)ctx)->peers[peer].cma;
+}
+
+static int shm_rma(void *ctx, int peer, void *local, uint64_t addr,
+		   size_t len, bool write)
+{
+	if (!shm_rma_reach(ctx, peer))
+		return -BIP_EAGAIN;
+	return cma_copy(ctx, peer, local, addr, len, write);
 }
 
 static int shm_peer_state(void *ctx, int peer)
@@ -1589,7 +1600,8 @@ const struct bipfw_wire_class bipfw_shm_class = {
 	.expose = shm_expose,
 	.unexpose = shm_unexpose,
 	.pull_min = shm_pull_min,
-	.dma_read = shm_dma_read,
+	.rma = shm_rma,
+	.rma_reach = shm_rma_reach,
 	.peer_state = shm_peer_state,
 	.wait = shm_wait,
 	.wait_fd = shm_wait_fd,
