@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "bip_copy.h"  /* bip_copy() */
 #include "bip_errno.h" /* BIP_E* codes, bip_strerror() */
 #include "bip_knob.h"  /* struct bip_knob_desc */
 #include "bip_wire.h"  /* BIP_SMALL_MAX */
@@ -219,6 +220,35 @@ int bip_read(bip_ep_t *ep, int node, void *dst, uint64_t addr, size_t len);
 int bip_write(bip_ep_t *ep, int node, uint64_t addr, const void *src,
 	      size_t len);
 
+/* --- memory shared within a host ----------------------------------------- */
+
+/* Memory the other nodes of this host can map, for one-sided access by
+ * load and store (MPI windows), as hosts map a card's memory. bip_mem_alloc
+ * gives len bytes, zeroed and page-aligned, at *addr_p: -BIP_EAGAIN when
+ * BIP cannot share memory here (no shm wire, or BIP_SHM_MEM_MAX regions
+ * held already; use malloc), -BIP_ENOMEM.
+ * bip_mem_key names a range inside such memory to the other nodes: the
+ * key and offset bip_mem_map takes (-BIP_EINVAL: not inside memory from
+ * bip_mem_alloc). bip_mem_free ends it (-BIP_EINVAL: addr is not what
+ * bip_mem_alloc gave); a node that mapped it keeps its mapping until it
+ * unmaps. bip_close ends the keys, and the memory stays the caller's.
+ *
+ * bip_mem_map maps len bytes at off of the memory node named by key, at
+ * *addr_p in this process, until bip_mem_unmap or bip_close. The key is
+ * checked against what node really has: -BIP_EINVAL when it names nothing
+ * of node's that long (stale or forged), -BIP_EAGAIN when node's memory
+ * cannot be mapped (another host, this node itself, the kernel's
+ * permission denied: use bip_read/bip_write or messages), -BIP_ENODE,
+ * -BIP_ESTATE (node not connected), -BIP_EPEERGONE. No access through a mapping can fault: memory's size is
+ * sealed when it is allocated. */
+int bip_mem_alloc(bip_ep_t *ep, size_t len, void **addr_p);
+int bip_mem_free(bip_ep_t *ep, void *addr);
+int bip_mem_key(bip_ep_t *ep, const void *addr, size_t len, uint64_t *key_p,
+		uint64_t *off_p);
+int bip_mem_map(bip_ep_t *ep, int node, uint64_t key, uint64_t off,
+		size_t len, void **addr_p);
+int bip_mem_unmap(bip_ep_t *ep, void *addr);
+
 /* --- progress ---------------------------------------------------------- */
 
 /* Drive the NIC program once: returns the number of events handled (>= 0),
@@ -234,7 +264,8 @@ int bip_idle_wait(bip_ep_t *ep, long timeout_us);
  * progress engine): after each of its polls, say how many events it found.
  * A run of empty polls that follow each other closely is a wait: BIP spins
  * through it, yields the core, then sleeps up to 1 ms at a time until a
- * packet may have arrived (as BIP_IDLE allows; never with may_block 0).
+ * packet may have arrived (as BIP_IDLE allows; never with may_block 0,
+ * which yields only when the host has more nodes than cores).
  * Polls further apart (the caller works in between) are not a wait. Drives
  * no progress. 0, or -BIP_EINVAL. */
 int bip_idle(bip_ep_t *ep, int events, int may_block);

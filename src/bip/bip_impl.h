@@ -32,6 +32,8 @@ struct bip_ep {
 	bool *connected;
 	struct bip_pmi *pmi; /* set when bootstrapped by bip_init */
 	struct bip_idle idle;
+	struct bip_mem *mem; /* shared memory, ours and mapped (mem.c) */
+	unsigned nmem, mem_cap;
 };
 
 /* Choose the idle policy's times for a host of local_nodes nodes. */
@@ -43,6 +45,9 @@ void bip_idle_restart(bip_ep_t *ep);
  * with no gap to tell work from waiting. */
 void bip_idle_empty(bip_ep_t *ep, bool may_block, bool own_loop,
 		    unsigned sleep_us);
+
+/* End every region of shared memory still allocated or mapped. */
+void bip_mem_close(bip_ep_t *ep);
 
 /* A request handle names a send slot, or a tag with this bit set. */
 #define BIP_REQ_RECV 0x80000000u

@@ -224,6 +224,7 @@ int bip_close(bip_ep_t *ep)
 		return -BIP_EINVAL;
 	if (ep->fw) {
 		rc = close_handshake(ep);
+		bip_mem_close(ep);
 		bipfw_destroy(ep->fw);
 	}
 	bip_pmi_close(ep->pmi);

@@ -50,7 +50,12 @@ static enum bip_idle_policy phase(const bip_ep_t *ep, uint64_t waited_ns,
 {
 	const struct bip_idle *s = &ep->idle;
 
-	if (ep->k.idle == BIP_IDLE_SPIN || waited_ns < s->spin_ns)
+	/* A caller that may not block polls in a loop of its own (MPI_Test,
+	 * MPI_Iprobe, a flush that gives progress once): where every node
+	 * has a core, giving that core away helps no node of the job and
+	 * costs a system call per poll. */
+	if (ep->k.idle == BIP_IDLE_SPIN || waited_ns < s->spin_ns ||
+	    (!may_block && !s->crowded))
 		return BIP_IDLE_SPIN;
 	if (ep->k.idle == BIP_IDLE_YIELD || !may_block ||
 	    waited_ns < s->spin_ns + s->yield_ns)

@@ -157,6 +157,20 @@ struct bipfw_wire_class {
 	int (*rma)(void *ctx, int peer, void *local, uint64_t addr, size_t len,
 		   bool write);
 	bool (*rma_reach)(void *ctx, int peer);
+	/* Memory the host's processes share, for one-sided access by load
+	 * and store: mem_alloc gives len bytes, zeroed, at *addr_p and the
+	 * key that names them to peers; mem_free ends them (addr NULL: only
+	 * the key, the memory staying mapped here; a peer's mapping stays
+	 * valid until it unmaps). mem_map maps len bytes at off of what
+	 * the peer allocated under key, checked against what the key names:
+	 * -BIP_EINVAL if it names nothing that long, -BIP_EAGAIN if the
+	 * peer's memory cannot be mapped; mem_unmap ends a mapping. NULL if
+	 * absent. */
+	int (*mem_alloc)(void *ctx, size_t len, void **addr_p, uint64_t *key_p);
+	void (*mem_free)(void *ctx, void *addr, size_t len, uint64_t key);
+	int (*mem_map)(void *ctx, int peer, uint64_t key, uint64_t off,
+		       size_t len, void **addr_p);
+	void (*mem_unmap)(void *ctx, void *addr, size_t len);
 	/* The peer as the wire sees it: enum bipfw_peer_state. */
 	int (*peer_state)(void *ctx, int peer);
 	/* Lossy wires: ask whether the peer's process is there even if it
@@ -269,6 +283,15 @@ size_t bipfw_read_min(const struct bipfw *fw, int peer);
 bool bipfw_rma_reach(const struct bipfw *fw, int peer);
 int bipfw_rma(struct bipfw *fw, int peer, void *local, uint64_t addr,
 	      size_t len, bool write);
+/* Memory shared within the host, allocated and unmapped by the first open
+ * wire that can share memory, mapped through the peer's own wire: see the
+ * wire class's mem_* operations. -BIP_EAGAIN when no wire can. */
+int bipfw_mem_alloc(struct bipfw *fw, size_t len, void **addr_p,
+		    uint64_t *key_p);
+void bipfw_mem_free(struct bipfw *fw, void *addr, size_t len, uint64_t key);
+int bipfw_mem_map(struct bipfw *fw, int peer, uint64_t key, uint64_t off,
+		  size_t len, void **addr_p);
+void bipfw_mem_unmap(struct bipfw *fw, void *addr, size_t len);
 /* Remove what crashed processes of a job left behind, on every wire. */
 int bipfw_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes);
 

@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "bip_copy.h"
 #include "bip_errno.h"
 #include "firmware.h"
 #include "kdev.h"
@@ -408,7 +409,7 @@ static inline void bipfw_gather(uint8_t *dst, const struct iovec *iov,
 				int iovcnt)
 {
 	for (int i = 0; i < iovcnt; i++) {
-		memcpy(dst, iov[i].iov_base, iov[i].iov_len);
+		bip_copy(dst, iov[i].iov_base, iov[i].iov_len);
 		dst += iov[i].iov_len;
 	}
 }

@@ -419,6 +419,56 @@ int bipfw_rma(struct bipfw *fw, int peer, void *local, uint64_t addr,
 	return rc;
 }
 
+/* The open wire that allocates shared memory: the first that can. */
+static const struct bipfw_port *mem_port(const struct bipfw *fw)
+{
+	for (unsigned i = 0; i < fw->nwires; i++)
+		if (fw->wires[i].cls->mem_alloc)
+			return &fw->wires[i];
+	return NULL;
+}
+
+int bipfw_mem_alloc(struct bipfw *fw, size_t len, void **addr_p,
+		    uint64_t *key_p)
+{
+	const struct bipfw_port *w = mem_port(fw);
+
+	if (!w)
+		return -BIP_EAGAIN;
+	return w->cls->mem_alloc(w->ctx, len, addr_p, key_p);
+}
+
+void bipfw_mem_free(struct bipfw *fw, void *addr, size_t len, uint64_t key)
+{
+	const struct bipfw_port *w = mem_port(fw);
+
+	if (w)
+		w->cls->mem_free(w->ctx, addr, len, key);
+}
+
+int bipfw_mem_map(struct bipfw *fw, int peer, uint64_t key, uint64_t off,
+		  size_t len, void **addr_p)
+{
+	const struct bipfw_peer *p = &fw->peers[peer];
+	const struct bipfw_port *w;
+
+	if (p->state != BIPFW_PEER_LIVE || p->wire == BIPFW_NO_WIRE)
+		return -BIP_EPEERGONE;
+	w = bipfw_port_of(fw, peer);
+	if (!w->cls->mem_map)
+		return -BIP_EAGAIN;
+	return w->cls->mem_map(w->ctx, peer, key, off, len, addr_p);
+}
+
+/* The wire that shares memory maps it too, whoever the peer was. */
+void bipfw_mem_unmap(struct bipfw *fw, void *addr, size_t len)
+{
+	const struct bipfw_port *w = mem_port(fw);
+
+	if (w)
+		w->cls->mem_unmap(w->ctx, addr, len);
+}
+
 int bipfw_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes)
 {
 	int removed = 0, err = 0;

@@ -175,7 +175,7 @@ static enum deliver_result deliver_small(struct bipfw *fw, int src,
 	} else {
 		if (have)
 			memcpy(e->buf, p->small_part, have);
-		memcpy(e->buf + have, payload, h->len);
+		bip_copy(e->buf + have, payload, h->len);
 	}
 	p->small_fill = 0;
 	fw->sq_count++;
@@ -429,9 +429,10 @@ static enum deliver_result deliver_data(struct bipfw *fw, int src,
 	} else {
 		/* Only a truncated ready-mode message reaches beyond cap. */
 		if (h->offset < r->cap)
-			memcpy(r->buf + h->offset, payload,
-			       h->len < r->cap - h->offset ? h->len
-							   : r->cap - h->offset);
+			bip_copy(r->buf + h->offset, payload,
+				 h->len < r->cap - h->offset
+					 ? h->len
+					 : r->cap - h->offset);
 		r->received += h->len;
 	}
 	if (r->received == r->total)

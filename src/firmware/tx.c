@@ -65,7 +65,7 @@ static int commit_copy(const struct bipfw_port *w, int peer,
 		return 0;
 	}
 	if (trailing)
-		memcpy(pkt + 1, payload, trailing);
+		bip_copy(pkt + 1, payload, trailing);
 	w->cls->commit(w->ctx, peer, pkt, trailing);
 	return 0;
 }

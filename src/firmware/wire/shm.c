@@ -192,6 +192,7 @@ struct shm_knobs {
 	size_t pull_min;     /* ready-mode ones, read by the receiver */
 	size_t kcopy_min;    /* announced ones by bip.ko's copy (SIZE_MAX:
 			      * never, BIP_KNOB_AUTO: calibrate) */
+	unsigned mem_max;    /* regions of shared memory held at once */
 };
 
 static const struct bip_knob_def knobs[] = {
@@ -232,6 +233,14 @@ static const struct bip_knob_def knobs[] = {
 	    "(bip_info -p shows it)." },
 	  BIP_KNOB_SIZE_AUTO, 0, SIZE_MAX, NULL,
 	  BIP_KNOB_SIZE_T(struct shm_knobs, kcopy_min) },
+	{ { "BIP_SHM_MEM_MAX", "count", "256",
+	    "Most regions of memory shared with the host's other processes "
+	    "(bip_mem_alloc: MPI_Alloc_mem, MPI_Win_allocate) a process "
+	    "holds at once; each keeps a file descriptor open. Beyond it "
+	    "bip_mem_alloc says BIP_EAGAIN, and MPI gives plain memory "
+	    "instead. 0: none." },
+	  BIP_KNOB_COUNT, 0, 65536, NULL,
+	  BIP_KNOB_UINT(struct shm_knobs, mem_max) },
 };
 
 static const struct bip_knob_table shm_knobs = BIP_KNOB_TABLE(knobs);
@@ -256,6 +265,7 @@ struct bipfw_shm {
 	uint32_t nsenders_seen; /* the header's nsenders at our last scan */
 	size_t ring_off;  /* where the rings start in every segment */
 	int fd;           /* our segment, to reserve inbound rings in */
+	unsigned nregions; /* of shared memory, allocated (shm_mem.c) */
 	bool lazy;        /* rings are reserved as they fill (the kernel can
 			   * populate a mapping without SIGBUS) */
 	bool membarrier;  /* registered for global membarriers */
@@ -1403,6 +1413,47 @@ static int shm_rma(void *ctx, int peer, void *local, uint64_t addr,
 	return cma_copy(ctx, peer, local, addr, len, write);
 }
 
+/* Memory shared with the host's other processes (shm_mem.c), at most
+ * BIP_SHM_MEM_MAX regions at once: each holds a descriptor. */
+static int shm_mem_alloc(void *ctx, size_t len, void **addr_p,
+			 uint64_t *key_p)
+{
+	struct bipfw_shm *shm = ctx;
+	int rc;
+
+	if (shm->nregions >= shm->k.mem_max)
+		return -BIP_EAGAIN;
+	/* Peers may take its descriptor only if we say so (Yama ptrace
+	 * scope), as for cross-memory attach. */
+	(void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	rc = bipfw_shm_mem_alloc(len, addr_p, key_p);
+	shm->nregions += !rc;
+	return rc;
+}
+
+static void shm_mem_free(void *ctx, void *addr, size_t len, uint64_t key)
+{
+	struct bipfw_shm *shm = ctx;
+
+	bipfw_shm_mem_free(addr, len, key);
+	shm->nregions--;
+}
+
+static int shm_mem_map(void *ctx, int peer, uint64_t key, uint64_t off,
+		       size_t len, void **addr_p)
+{
+	const struct shm_peer *pp = &((struct bipfw_shm *)ctx)->peers[peer];
+
+	return bipfw_shm_mem_map(pp->seg ? pp->pidfd : -1, peer, key, off, len,
+				 addr_p);
+}
+
+static void shm_mem_unmap(void *ctx, void *addr, size_t len)
+{
+	(void)ctx;
+	bipfw_shm_mem_unmap(addr, len);
+}
+
 static int shm_peer_state(void *ctx, int peer)
 {
 	struct shm_peer *pp = &((struct bipfw_shm *)ctx)->peers[peer];
@@ -1602,6 +1653,10 @@ const struct bipfw_wire_class bipfw_shm_class = {
 	.pull_min = shm_pull_min,
 	.rma = shm_rma,
 	.rma_reach = shm_rma_reach,
+	.mem_alloc = shm_mem_alloc,
+	.mem_free = shm_mem_free,
+	.mem_map = shm_mem_map,
+	.mem_unmap = shm_mem_unmap,
 	.peer_state = shm_peer_state,
 	.wait = shm_wait,
 	.wait_fd = shm_wait_fd,

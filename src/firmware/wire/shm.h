@@ -45,4 +45,13 @@ void *bipfw_shm_inbound(struct bipfw_shm *shm, int src, size_t *len_p);
 void bipfw_shm_name(char *buf, size_t len, uint64_t secret, uint64_t job_key,
 		    int node);
 
+/* Memory the host's processes share (shm_mem.c), behind the class's mem_*
+ * operations: regions of len bytes, named to peers by a key; a peer maps
+ * one through the owner's pidfd. */
+int bipfw_shm_mem_alloc(size_t len, void **addr_p, uint64_t *key_p);
+void bipfw_shm_mem_free(void *addr, size_t len, uint64_t key);
+int bipfw_shm_mem_map(int pidfd, int peer, uint64_t key, uint64_t off,
+		      size_t len, void **addr_p);
+void bipfw_shm_mem_unmap(void *addr, size_t len);
+
 #endif
