@@ -382,7 +382,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		"(synchronous %llu, fragments %llu, read by us %llu), "
 		"credits-only %llu (N=%s), "
 		"unexpected %llu (max queued %u), active messages inline %llu, "
-		"announced %llu, puts and gets direct %llu, send FIFO max %u "
+		"announced %llu, puts and gets direct %llu (by load and store "
+		"%llu), send FIFO max %u "
 		"(lent %llu), receive FIFO max %u, "
 		"dropped %llu%s, idle yields %llu, sleeps %llu | "
 		"BIP: packets %llu sent %llu received, acks %llu, NACKs %llu "
@@ -401,7 +402,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)c->unexpected, c->unexp_max,
 		(unsigned long long)c->am_short,
 		(unsigned long long)c->am_3way,
-		(unsigned long long)c->rma_direct, c->sfifo_max, (unsigned long long)c->lent, c->rfifo_max,
+		(unsigned long long)(c->rma_direct + c->rma_mapped),
+		(unsigned long long)c->rma_mapped, c->sfifo_max, (unsigned long long)c->lent, c->rfifo_max,
 		(unsigned long long)dropped, why,
 		(unsigned long long)b.idle_yields,
 		(unsigned long long)b.idle_sleeps,
@@ -538,16 +540,6 @@ int MPIDI_BIP_mpi_precv_init(void *buf, int partitions, MPI_Aint count,
 {
 	return MPIDIG_mpi_precv_init(buf, partitions, count, datatype, rank,
 				     tag, comm, info, req_p);
-}
-
-void *MPIDI_BIP_mpi_alloc_mem(MPI_Aint size, MPIR_Info *info)
-{
-	return MPIDIG_mpi_alloc_mem(size, info);
-}
-
-int MPIDI_BIP_mpi_free_mem(void *ptr)
-{
-	return MPIDIG_mpi_free_mem(ptr);
 }
 
 int MPIDI_BIP_mpi_win_set_info(MPIR_Win *win, MPIR_Info *info)

@@ -189,7 +189,7 @@ static int recv_finish(MPIR_Request *rreq, int rank, int tag,
 
 	n = MPL_MIN((MPI_Aint)data_sz, cap);
 	if (data && n && contig) {
-		memcpy(dst, data, (size_t)n);
+		bip_copy(dst, data, (size_t)n);
 	} else if (data && n) {
 		mpi_errno = MPIR_Typerep_unpack(data, n, r->buf, r->count,
 						r->datatype, 0, &done);
@@ -396,7 +396,7 @@ static MPIDI_BIP_unexp_t *unexp_with_data(int node,
 static int eager_piece(MPIDI_BIP_eager_t *e, const void *data, size_t len)
 {
 	if (e->got < e->cap)
-		memcpy(e->dst + e->got, data, MPL_MIN(len, e->cap - e->got));
+		bip_copy(e->dst + e->got, data, MPL_MIN(len, e->cap - e->got));
 	e->got += len;
 	if (e->got < e->data_sz)
 		return MPI_SUCCESS;

@@ -118,7 +118,9 @@ typedef struct {
 	uint64_t dropped[MPIDI_BIP_CTL_NDROPS]; /* malformed messages, by why */
 	uint64_t unexpected;     /* messages that arrived before a receive */
 	uint64_t am_short, am_3way;
-	uint64_t rma_direct;     /* puts and gets copied by us alone */
+	uint64_t rma_direct;     /* puts and gets copied by us alone... */
+	uint64_t rma_mapped;     /* ...by load and store (the rest: single
+				  * copies) */
 	unsigned sfifo_depth, sfifo_max;  /* send FIFOs, all peers */
 	unsigned rfifo_depth, rfifo_max;  /* receive FIFO (waiting for a tag) */
 	unsigned unexp_depth, unexp_max;

@@ -4,14 +4,19 @@
 # one host, where puts and gets are copied by the origin alone (the
 # counters printed at finalize must show it on every rank; a sleeping
 # target takes no part; an access outside a window fails with
-# MPI_ERR_RMA_RANGE), on 2 ranks and on 4 (more than cores); then with
-# cross-memory attach off and with every rank on a host of its own, where
-# they go by active messages (none copied directly).
+# MPI_ERR_RMA_RANGE), on 2 ranks and on 4 (more than cores). Windows of
+# MPI_Win_allocate and of MPI_Alloc_mem's memory lie in memory BIP shares
+# within the host: every put and get to them, vector types included, must
+# be a load or a store (the counter equals what the test issued); other
+# memory is copied by cross-memory attach, as every window is with
+# MPIR_CVAR_CH4_BIP_SHARED_MEM=0. Then with cross-memory attach off and
+# with every rank on a host of its own, they go by active messages (none
+# copied directly).
 . "$top_srcdir/test/netmod/lib.sh"
 run "$MPICC" -O2 -o "$W/test_rma" "$top_srcdir/test/netmod/test_rma.c"
 
-# direct N: the last run's count of direct puts and gets, every rank's, is
-# positive (yes) or zero (no).
+# direct N yes|no: the last run's count of direct puts and gets, every
+# rank's, is positive (yes) or zero (no).
 direct() {
 	v=$(echo "$out" | sed -n 's/.*puts and gets direct \([0-9]*\).*/\1/p')
 	[ "$(echo "$v" | wc -l)" -eq "$1" ] ||
@@ -25,13 +30,44 @@ direct() {
 	fi
 }
 
+# mapped N all|none: on each of N ranks, the puts and gets by load and
+# store are all that the test issued to other ranks, or none (on 2 ranks,
+# with a list of windows: then no rank puts to itself).
+mapped() {
+	r=0
+	while [ $r -lt "$1" ]; do
+		n=$(echo "$out" | sed -n "s/^rank $r: \([0-9]*\) accesses.*/\1/p")
+		m=$(echo "$out" | sed -n "s/^bip netmod rank $r:.*by load and store \([0-9]*\).*/\1/p")
+		[ -n "$n" ] && [ -n "$m" ] ||
+			{ echo "FAILED: rank $r printed no counts"; exit 1; }
+		want=$n
+		[ "$2" = all ] || want=0
+		[ "$m" -eq "$want" ] && [ "$n" -gt 0 ] ||
+			{ echo "FAILED: rank $r: $m of $n accesses by load and store, not $2"; exit 1; }
+		r=$((r + 1))
+	done
+}
+
 for n in 2 4; do
 	MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun $n "$W/test_rma" direct
 	expect "test_rma direct: passed on $n ranks" "test_rma on $n ranks"
 	direct $n yes
 done
-BIP_SHM_PULL_MIN=never MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
-	mpirun 2 "$W/test_rma" am
+MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+	mpirun 2 "$W/test_rma" direct allocate alloc_mem
+expect "test_rma direct: passed on 2 ranks" "test_rma in shared memory"
+mapped 2 all
+MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_rma" direct create shared
+expect "test_rma direct: passed on 2 ranks" "test_rma in plain memory"
+mapped 2 none
+direct 2 yes
+MPIR_CVAR_CH4_BIP_SHARED_MEM=0 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+	mpirun 2 "$W/test_rma" direct allocate alloc_mem
+expect "test_rma direct: passed on 2 ranks" "test_rma without shared memory"
+mapped 2 none
+direct 2 yes
+BIP_SHM_PULL_MIN=never MPIR_CVAR_CH4_BIP_SHARED_MEM=0 \
+	MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_rma" am
 expect "test_rma am: passed on 2 ranks" "test_rma with cross-memory attach off"
 direct 2 no
 MPIR_CVAR_NOLOCAL=1 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \

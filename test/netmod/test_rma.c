@@ -4,13 +4,18 @@
  * calls, post-start-complete-wait), contiguous and not, with targets of
  * different displacement units, every byte checked.
  *
- * Usage: test_rma direct|am. direct: puts and gets on this host must be
- * copied by the origin alone, so the test also checks that the target takes
- * no part (one put and get to a rank that sleeps outside MPI return before
- * it wakes) and that an access outside the target's window fails with
- * MPI_ERR_RMA_RANGE instead of reaching the target's other memory. am: they
- * go by active messages (another host, or cross-memory attach off); only
- * the data is checked.
+ * Usage: test_rma direct|am [WINDOW...]. direct: puts and gets on this
+ * host must be copied by the origin alone, so the test also checks that the
+ * target takes no part (one put and get to a rank that sleeps outside MPI
+ * return before it wakes) and that an access outside the target's window
+ * fails with MPI_ERR_RMA_RANGE instead of reaching the target's other
+ * memory. am: they go by active messages (another host, or cross-memory
+ * attach off); only the data is checked. WINDOW: which windows, of create,
+ * allocate, shared, dynamic, alloc_mem (MPI_Win_create over MPI_Alloc_mem's
+ * memory); default: all, and with direct also puts and gets of each window
+ * to its own rank. Each rank then prints how many puts and gets it issued
+ * to other ranks and completed ("rank R: N accesses"), for the counters
+ * to be compared with.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,8 +27,11 @@
 
 #define BIG (1 << 20)
 #define WIN_BYTES (2 * BIG + 4096)
+/* MPI_Win_create over memory from MPI_Alloc_mem: a flavour of this test's. */
+#define FLAVOR_ALLOC_MEM (-1)
 
 static int rank, size;
+static long accesses; /* puts and gets issued to other ranks, completed */
 
 /* A byte of the data that rank `from` puts at position i for `round`. */
 static unsigned char pattern(int from, int round, size_t i)
@@ -52,6 +60,7 @@ static const char *flavor_name(int flavor)
 	case MPI_WIN_FLAVOR_CREATE: return "create";
 	case MPI_WIN_FLAVOR_ALLOCATE: return "allocate";
 	case MPI_WIN_FLAVOR_SHARED: return "allocate_shared";
+	case FLAVOR_ALLOC_MEM: return "alloc_mem";
 	default: return "dynamic";
 	}
 }
@@ -81,6 +90,11 @@ static MPI_Win make_window(int flavor, unsigned char **mem, MPI_Aint *disp0,
 	case MPI_WIN_FLAVOR_SHARED:
 		MPI_Win_allocate_shared(WIN_BYTES, unit, MPI_INFO_NULL,
 					MPI_COMM_WORLD, mem, &win);
+		break;
+	case FLAVOR_ALLOC_MEM:
+		MPI_Alloc_mem(WIN_BYTES, MPI_INFO_NULL, mem);
+		MPI_Win_create(*mem, WIN_BYTES, unit, MPI_INFO_NULL,
+			       MPI_COMM_WORLD, &win);
 		break;
 	default:
 		*mem = *to_free = malloc(WIN_BYTES);
@@ -203,6 +217,7 @@ static void round_trip(MPI_Win win, int flavor, const MPI_Aint *disp0s,
 		break;
 	}
 	check_bytes(dst, left2, round, len, what);
+	accesses += 2;
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Group_free(&peers);
 	MPI_Group_free(&world);
@@ -236,6 +251,7 @@ static void typed(MPI_Win win, int flavor, const MPI_Aint *disp0s,
 	/* 64 bytes from src + 16 to the target's byte 2 * span + 16. */
 	MPI_Put(src, 1, shifted, right,
 		disp_of(flavor, disp0s, right, 2 * span), 1, shifted, win);
+	accesses += 2;
 	MPI_Win_fence(0, win);
 	for (size_t i = 0; i < span; i++)
 		if (i % 16 < 8)
@@ -287,10 +303,12 @@ static void pscw_groups(MPI_Win win, int flavor, const MPI_Aint *disp0s,
 				MPI_Win_post(par[g], 0, win);
 				MPI_Win_start(par[g], 0, win);
 			}
-			for (int r = g; r < size; r += 2)
+			for (int r = g; r < size; r += 2) {
 				MPI_Put(&v, 1, MPI_BYTE, r,
 					disp_of(flavor, disp0s, r, 8 * rank),
 					1, MPI_BYTE, win);
+				accesses += r != rank;
+			}
 			MPI_Win_complete(win);
 			MPI_Win_wait(win);
 			for (int r = g; r < size; r += 2)
@@ -335,6 +353,44 @@ static void out_of_range(MPI_Win win, int flavor, const MPI_Aint *disp0s)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Each rank puts to its own window and gets it back, at an odd offset and
+ * through a vector type: this rank's window is at hand. */
+static void self_access(MPI_Win win, int flavor, const MPI_Aint *disp0s,
+			unsigned char *mem)
+{
+	size_t len = 4099, off = 3 * 8 + 1024;
+	unsigned char *src = malloc(len), *dst = malloc(len);
+	MPI_Datatype vec;
+
+	CHECK(src && dst, "malloc");
+	fill(src, rank, 70, len);
+	MPI_Type_vector(16, 8, 16, MPI_BYTE, &vec);
+	MPI_Type_commit(&vec);
+	MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+	MPI_Put(src, (int)len, MPI_BYTE, rank,
+		disp_of(flavor, disp0s, rank, off), (int)len, MPI_BYTE, win);
+	MPI_Win_unlock(rank, win);
+	check_bytes(mem + off, rank, 70, len, "put to the own rank");
+	MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
+	MPI_Get(dst, (int)len, MPI_BYTE, rank,
+		disp_of(flavor, disp0s, rank, off), (int)len, MPI_BYTE, win);
+	MPI_Win_unlock(rank, win);
+	check_bytes(dst, rank, 70, len, "get from the own rank");
+	memset(dst, 0, len);
+	MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
+	MPI_Get(dst, 1, vec, rank, disp_of(flavor, disp0s, rank, off), 1, vec,
+		win);
+	MPI_Win_unlock(rank, win);
+	for (size_t i = 0; i < 16 * 16; i++)
+		CHECK(dst[i] == (i % 16 < 8 ? pattern(rank, 70, i) : 0),
+		      "%s: vector get from the own rank, byte %zu",
+		      flavor_name(flavor), i);
+	MPI_Type_free(&vec);
+	free(src);
+	free(dst);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* Rank 0 sleeps outside MPI; rank 1's put and get of 1 MiB to it, with
  * its flush, must be over long before rank 0 wakes: only the origin took
  * part. */
@@ -360,6 +416,7 @@ static void target_asleep(MPI_Win win, int flavor, const MPI_Aint *disp0s,
 			BIG, MPI_BYTE, win);
 		MPI_Win_flush(0, win);
 		took = MPI_Wtime() - t0;
+		accesses += 2;
 		check_bytes(buf, 1, 60, BIG, "put and get to a sleeping rank");
 		CHECK(took < 1.0,
 		      "%s: put and get to a rank outside MPI took %.3f s: "
@@ -377,33 +434,42 @@ static void target_asleep(MPI_Win win, int flavor, const MPI_Aint *disp0s,
 
 int main(int argc, char **argv)
 {
-	static const int flavors[] = { MPI_WIN_FLAVOR_CREATE,
-				       MPI_WIN_FLAVOR_ALLOCATE,
-				       MPI_WIN_FLAVOR_SHARED,
-				       MPI_WIN_FLAVOR_DYNAMIC };
+	static const struct {
+		const char *name;
+		int flavor;
+	} windows[] = { { "create", MPI_WIN_FLAVOR_CREATE },
+			{ "allocate", MPI_WIN_FLAVOR_ALLOCATE },
+			{ "shared", MPI_WIN_FLAVOR_SHARED },
+			{ "dynamic", MPI_WIN_FLAVOR_DYNAMIC },
+			{ "alloc_mem", FLAVOR_ALLOC_MEM } };
 	static const size_t lens[] = { 8, 4099, BIG };
-	bool direct;
+	bool direct, self;
 	int round = 0;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	CHECK(argc == 2 && (!strcmp(argv[1], "direct") ||
+	CHECK(argc >= 2 && (!strcmp(argv[1], "direct") ||
 			    !strcmp(argv[1], "am")),
-	      "usage: test_rma direct|am");
+	      "usage: test_rma direct|am [WINDOW...]");
 	CHECK(size >= 2, "needs 2 ranks or more");
 	direct = !strcmp(argv[1], "direct");
+	self = direct && argc == 2;
 
-	for (size_t f = 0; f < sizeof(flavors) / sizeof(flavors[0]); f++) {
-		int flavor = flavors[f];
+	for (size_t f = 0; f < sizeof(windows) / sizeof(windows[0]); f++) {
+		int flavor = windows[f].flavor;
 		unsigned char *mem;
 		void *to_free;
-		MPI_Aint disp0, *disp0s = malloc(sizeof(MPI_Aint) * size);
+		MPI_Aint disp0, *disp0s;
 		MPI_Win win;
+		bool wanted = argc == 2;
 
+		for (int a = 2; a < argc; a++)
+			wanted = wanted || !strcmp(argv[a], windows[f].name);
 		/* allocate_shared needs one host. */
-		if (flavor == MPI_WIN_FLAVOR_SHARED && !direct)
+		if (!wanted || (flavor == MPI_WIN_FLAVOR_SHARED && !direct))
 			continue;
+		disp0s = malloc(sizeof(MPI_Aint) * size);
 		CHECK(disp0s, "malloc");
 		win = make_window(flavor, &mem, &disp0, &to_free);
 		MPI_Allgather(&disp0, 1, MPI_AINT, disp0s, 1, MPI_AINT,
@@ -422,12 +488,17 @@ int main(int argc, char **argv)
 			out_of_range(win, flavor, disp0s);
 			target_asleep(win, flavor, disp0s, mem);
 		}
+		if (self)
+			self_access(win, flavor, disp0s, mem);
 		if (flavor == MPI_WIN_FLAVOR_DYNAMIC)
 			MPI_Win_detach(win, mem);
 		MPI_Win_free(&win);
+		if (flavor == FLAVOR_ALLOC_MEM)
+			MPI_Free_mem(mem);
 		free(to_free);
 		free(disp0s);
 	}
+	printf("rank %d: %ld accesses\n", rank, accesses);
 	if (rank == 0)
 		printf("test_rma %s: passed on %d ranks\n", argv[1], size);
 	MPI_Finalize();
