@@ -24,20 +24,8 @@ trap 'rm -rf "$tmp"' EXIT
 "$prefix/bin/mpicc" -O2 -o "$tmp/ours" "$src"
 build_peers "$tmp" "$src"
 
-i=0
-while [ $i -lt "$rounds" ]; do
-	for p in ours $peers; do
-		run_party "$p" 2 "$tmp/$p.$i" "$tmp/$p" "$max" || true
-	done
-	i=$((i + 1))
-done
-
-# med WHO SIZE COLUMN: the median over the rounds that produced it
-med() {
-	for f in "$tmp/$1".[0-9]*; do
-		[ -f "$f" ] && awk -v n="$2" -v c="$3" '$1==n {print $c}' "$f"
-	done | median
-}
+ROUNDS=$rounds run_rounds "$tmp" 2 "$max"
+med() { med_rounds "$tmp" "$@"; }
 first() {
 	for f in "$tmp/$1".[0-9]*; do
 		[ -f "$f" ] && awk '$2 == "first" {print $(NF - 3)}' "$f"

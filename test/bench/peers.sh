@@ -43,6 +43,29 @@ run_party() {
 	}
 }
 
+# run_rounds DIR RANKS ARGS...: ROUNDS rounds (default 5), each running
+# every party (ours, then $peers) once in turn: DIR/PARTY on RANKS ranks
+# with ARGS, its output in DIR/PARTY.ROUND.
+run_rounds() {
+	d=$1 n=$2
+	shift 2
+	r=0
+	while [ $r -lt "${ROUNDS:-5}" ]; do
+		for p in ours $peers; do
+			run_party "$p" "$n" "$d/$p.$r" "$d/$p" "$@" || true
+		done
+		r=$((r + 1))
+	done
+}
+
+# med_rounds DIR WHO SIZE COLUMN: the median over WHO's rounds (files
+# DIR/WHO.ROUND) of COLUMN in the row whose first field is SIZE.
+med_rounds() {
+	for f in "$1/$2".[0-9]*; do
+		[ -f "$f" ] && awk -v n="$3" -v c="$4" '$1==n {print $c}' "$f"
+	done | median
+}
+
 # median: the median of the numbers on stdin, nothing if none.
 median() {
 	sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
