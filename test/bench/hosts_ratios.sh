@@ -29,9 +29,8 @@ ssh_exec=$top_srcdir/test/netmod/netns_ssh
 h0=${NS_PREFIX}h0 h1=${NS_PREFIX}h1
 
 hosts_up 2 "${MTU:-1500}" || exit 1
-"$prefix/bin/mpicc" -O2 -o "$W/ours" "$here/mpi_bench.c"
 . "$here/peers.sh"
-build_peers "$W" "$here/mpi_bench.c"
+build_parties "$W" "$here/mpi_bench.c"
 parties="ours eth $peers"
 
 # run PARTY OUT: one benchmark run across the two hosts, bounded in time.

@@ -29,10 +29,8 @@ trap 'rm -rf "$tmp"' EXIT
 . "$here/peers.sh"
 
 mkdir "$tmp/coll" "$tmp/nas"
-"$prefix/bin/mpicc" -O2 -o "$tmp/coll/ours" "$here/mpi_coll.c"
-"$prefix/bin/mpicc" -O2 -Wno-stringop-overflow -o "$tmp/nas/ours" "$nas_src"
-build_peers "$tmp/coll" "$here/mpi_coll.c"
-build_peers "$tmp/nas" "$nas_src" -Wno-stringop-overflow
+build_parties "$tmp/coll" "$here/mpi_coll.c"
+build_parties "$tmp/nas" "$nas_src" -Wno-stringop-overflow
 
 # one PARTY PROGRAM RANKS ROUND ARGS...: a run, its results appended to
 # $tmp/PARTY as "NAME RANKS BYTES VALUE ROUND" lines (BYTES "-" for NAS).

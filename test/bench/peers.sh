@@ -1,12 +1,13 @@
 # peers.sh - sourced by the MPI benchmark scripts, which set $prefix (our
 # MPI's install prefix).
 #
-# build_peers DIR SRC [CFLAGS...] builds SRC with Debian's MPICH
-# (DIR/mpich) and Open MPI (DIR/openmpi) where they are installed, and lists
-# in $peers those it built.
-build_peers() {
+# build_parties DIR SRC [CFLAGS...] builds SRC with our MPI (DIR/ours)
+# and with Debian's MPICH (DIR/mpich) and Open MPI (DIR/openmpi) where they
+# are installed, and lists in $peers those it built.
+build_parties() {
 	d=$1 s=$2
 	shift 2
+	"$prefix/bin/mpicc" -O2 "$@" -o "$d/ours" "$s"
 	peers=
 	if command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null &&
 	   mpicc.mpich -O2 "$@" -o "$d/mpich" "$s" 2>/dev/null; then

@@ -18,8 +18,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$here/peers.sh"
 
-"$prefix/bin/mpicc" -O2 -o "$tmp/ours" "$src"
-build_peers "$tmp" "$src"
+build_parties "$tmp" "$src"
 
 ROUNDS=$rounds run_rounds "$tmp" 2 "$max"
 med() { med_rounds "$tmp" "$@"; }

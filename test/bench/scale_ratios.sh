@@ -20,8 +20,7 @@ trap 'rm -rf "$tmp"' EXIT
 . "$here/peers.sh"
 TIMEOUT=${TIMEOUT:-300}
 
-"$prefix/bin/mpicc" -O2 -o "$tmp/ours" "$src"
-build_peers "$tmp" "$src"
+build_parties "$tmp" "$src"
 
 # One run: its wall time appended to its output. A party that failed or
 # ran over TIMEOUT at this size is not run there again.
