@@ -254,18 +254,20 @@ static int recv_nothing(MPIR_Request *rreq, int node, uint64_t sreq)
 
 /* --- the receiver reads ---------------------------------------------------- */
 
-/* Whether to read data the sender lets us read, or ask for it. With more
- * ranks than cores always read: the rings are fast only while both
+/* Whether to read the sender's data at addr into dst, or ask for it. With
+ * more ranks than cores always read: the rings are fast only while both
  * processes run at once, and crowded ranks seldom do (NAS patterns on 8
  * ranks on 2 cores: CG 1.4 x faster). Our own messages too: one process
- * would do both copies of the other way. Else by measured cost
- * (bip_path.h). */
-static bool reads(int node, uint64_t len)
+ * would do both copies of the other way. Never where the kernel's copy is
+ * slow (bip_copy.h: 4 x slower than the rings, which avoid it). Else by
+ * measured cost (bip_path.h). */
+static bool reads(int node, const void *dst, uint64_t addr, uint64_t len)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 
 	return g->crowded || node == MPIR_Process.rank ||
-	       MPIDI_BIP_path_choose(&g->paths, len) == MPIDI_BIP_PATH_READ;
+	       (!bip_copy_slow((uintptr_t)dst, addr) &&
+		MPIDI_BIP_path_choose(&g->paths, len) == MPIDI_BIP_PATH_READ);
 }
 
 /* What read_data did: the data is to be asked for, because the sender did
@@ -294,7 +296,7 @@ static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
 	*err = MPI_SUCCESS;
 	if (!addr)
 		return MPI_SUCCESS;
-	if (!reads(node, len)) {
+	if (!reads(node, dst, addr, len)) {
 		*how = FETCH_ASK_CHOSEN;
 		return MPI_SUCCESS;
 	}
