@@ -91,6 +91,7 @@ int bipfw_post_small(struct bipfw *fw, int peer, const struct iovec *iov,
 	s->buf = s->copy;
 	/* Sends to one peer leave in the order they were posted. */
 	BIPFW_LIST_PUSH(&fw->peers[peer].fifo, fw->slots, next, rc);
+	bipfw_tx_wake(fw, peer);
 	fw->cnt.small_sent++;
 	return 0;
 }
@@ -126,6 +127,7 @@ int bipfw_post_long(struct bipfw *fw, int peer, uint32_t tag, const void *buf,
 		/* The RTS leaves in order with the small messages. */
 		BIPFW_LIST_PUSH(&fw->peers[peer].fifo, fw->slots, next, rc);
 	}
+	bipfw_tx_wake(fw, peer);
 	*gen_p = s->gen;
 	return rc;
 }
@@ -228,6 +230,7 @@ void bipfw_match_tag(struct bipfw *fw, uint32_t tag)
 		expose(fw, r);
 	}
 	BIPFW_LIST_PUSH(&fw->peers[r->src].cts, fw->tags, cts_next, tag);
+	bipfw_tx_wake(fw, r->src);
 }
 
 int bipfw_post_lrecv(struct bipfw *fw, uint32_t tag, void *buf, size_t cap,

@@ -177,7 +177,8 @@ size_t bipfw_memory(const struct bipfw_config *cfg, size_t *per_peer)
 
 	/* A scoreboard, and a buffer for a small message coming in pieces. */
 	*per_peer = cfg->window * sizeof(struct bipfw_txent) + BIP_SMALL_MAX;
-	return sizeof(struct bipfw) + n * sizeof(struct bipfw_peer) +
+	return sizeof(struct bipfw) +
+	       n * (sizeof(struct bipfw_peer) + sizeof(int)) +
 	       cfg->send_slots * sizeof(struct bipfw_send) +
 	       cfg->long_tags * sizeof(struct bipfw_lrecv) +
 	       rts_count(cfg) * sizeof(struct bipfw_rts) +
@@ -200,13 +201,14 @@ int bipfw_create(const struct bipfw_config *cfg, struct bipfw **fw_p)
 	fw->kdev.fd = -1;
 
 	fw->peers = calloc(n, sizeof(*fw->peers));
+	fw->tx_list = calloc(n, sizeof(*fw->tx_list));
 	fw->slots = calloc(cfg->send_slots, sizeof(*fw->slots));
 	fw->tags = calloc(cfg->long_tags, sizeof(*fw->tags));
 	fw->rts = calloc(nrts, sizeof(*fw->rts));
 	fw->smallq = calloc(cfg->small_queue, sizeof(*fw->smallq));
 	fw->mem = malloc(hostif_bytes(cfg));
-	if (!fw->peers || !fw->slots || !fw->tags || !fw->rts ||
-	    !fw->smallq || !fw->mem)
+	if (!fw->peers || !fw->tx_list || !fw->slots || !fw->tags ||
+	    !fw->rts || !fw->smallq || !fw->mem)
 		goto nomem;
 	for (size_t i = 0; i < n; i++) {
 		struct bipfw_peer *p = &fw->peers[i];
@@ -257,6 +259,7 @@ void bipfw_destroy(struct bipfw *fw)
 		free(fw->peers[i].small_part);
 	}
 	free(fw->peers);
+	free(fw->tx_list);
 	free(fw->slots);
 	free(fw->tags);
 	free(fw->rts);
@@ -397,6 +400,9 @@ static int lossy_timers(struct bipfw *fw)
 		if (!p->lossy || p->state != BIPFW_PEER_LIVE)
 			continue;
 		bipfw_rel_on_timer(&p->tx, fw->now);
+		/* A timeout rolls back to the oldest unacknowledged packet. */
+		if (p->tx.resend != p->tx.next)
+			bipfw_tx_wake(fw, i);
 		w = bipfw_port_of(fw, i);
 		/* Without pings an idle peer cannot tell us it lives. */
 		if (p->tx.una == p->tx.next && !w->cls->ping)
@@ -512,6 +518,7 @@ void bipfw_announce_close(struct bipfw *fw)
 			/* Our last ack of its CLOSE may have been lost, and
 			 * nobody answers its resends once we are gone. */
 			p->rx.ack_urgent = true;
+			bipfw_tx_wake(fw, i);
 		}
 	}
 	bipfw_tx_acks_all(fw);

@@ -302,6 +302,7 @@ struct bipfw_peer {
 	uint64_t discard_end;         /* ...up to its last byte... */
 	bool discarding;              /* ...while this is set */
 	bool close_due;               /* our CLOSE waits for its turn */
+	bool tx_listed;               /* in fw->tx_list */
 	bool sent;                    /* a packet of ours went to it */
 	uint8_t *small_part;          /* a small message coming in pieces */
 	uint32_t small_fill;          /* (BIP_PKTF_MORE): bytes so far */
@@ -351,6 +352,11 @@ struct bipfw {
 	uint64_t next_liveness;
 	uint64_t timers_at; /* the lossy timers' last run */
 	unsigned rr; /* round-robin start for transmit */
+	/* The peers the transmit side may owe something (a packet, an ack,
+	 * a NACK, a CLOSE): a step looks at these, not at every peer, so
+	 * that an idle poll costs the same with 2 nodes as with 128. */
+	int *tx_list;
+	unsigned tx_n;
 
 	struct bipfw_counters cnt;
 	uint8_t *mem; /* one allocation for the buffers above, or NIC
@@ -401,6 +407,19 @@ static inline const struct bipfw_port *bipfw_path_of(const struct bipfw *fw,
 						     int peer)
 {
 	return &fw->wires[fw->peers[peer].path];
+}
+
+/* Something may now be owed to peer: the transmit side looks at it from
+ * the next step until it owes nothing (tx.c). Every event that can give a
+ * peer work calls this: a post for it, a packet from it, a timer of it. */
+static inline void bipfw_tx_wake(struct bipfw *fw, int peer)
+{
+	struct bipfw_peer *p = &fw->peers[peer];
+
+	if (!p->tx_listed) {
+		p->tx_listed = true;
+		fw->tx_list[fw->tx_n++] = peer;
+	}
 }
 
 /* Gather a small message's pieces into dst (a send slot's copy, or the

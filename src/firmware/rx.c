@@ -503,6 +503,9 @@ static bool handle_packet(struct bipfw *fw, const struct bip_pkt_hdr *h,
 	struct bipfw_peer *p = &fw->peers[src];
 	uint32_t una = p->tx.una, covered;
 
+	/* Whatever it is, it may leave us owing src something (an ack, a
+	 * CTS, a verdict, a resend). */
+	bipfw_tx_wake(fw, src);
 	/* A peer that closed or died is done: nothing it sent after that
 	 * may start new work here. One that closed on a lossy wire resends
 	 * its CLOSE until acknowledged: a duplicate is acknowledged again. */

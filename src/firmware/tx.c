@@ -478,6 +478,7 @@ void bipfw_tx_kick(struct bipfw *fw, int peer, bool flush)
 
 	if (p->state != BIPFW_PEER_LIVE || p->wire == BIPFW_NO_WIRE)
 		return;
+	bipfw_tx_wake(fw, peer);
 	/* Without flush, more follow: what was just posted starts a run. */
 	if (!flush && p->fifo.tail != BIPFW_NONE &&
 	    !fw->slots[p->fifo.tail].is_long)
@@ -502,14 +503,28 @@ static bool acks_go_to(const struct bipfw_peer *p)
 		(p->lossy && p->state == BIPFW_PEER_CLOSED));
 }
 
-/* Every live peer once, starting one further each time (fairness); a bare
- * ACK last, for acks that no packet of this pass carried. */
+/* Whether the transmit side may still owe p something: what waits for
+ * the link, a window, a hold-off or the clock (a delayed ack). */
+static bool owes(const struct bipfw_peer *p)
+{
+	return acks_go_to(p) &&
+	       (p->fifo.head != BIPFW_NONE || p->stream.head != BIPFW_NONE ||
+		p->cts.head != BIPFW_NONE || p->refused.head != BIPFW_NONE ||
+		p->close_due || p->rx.nack_due || p->rx.unacked ||
+		p->rx.ack_urgent || p->tx.resend != p->tx.next);
+}
+
+/* Every peer of the transmit list once, starting one further each time
+ * (fairness); a bare ACK last, for acks that no packet of this pass
+ * carried. Then the list keeps only the peers still owed something. */
 int bipfw_tx_run(struct bipfw *fw)
 {
-	int nn = fw->cfg.nnodes, n = 0;
-	int peer = fw->rr = fw->rr + 1 >= (unsigned)nn ? 0 : fw->rr + 1;
+	unsigned nl = fw->tx_n, kept = 0;
+	unsigned k0 = fw->rr = fw->rr + 1 >= nl ? 0 : fw->rr + 1;
+	int n = 0;
 
-	for (int k = 0; k < nn; k++, peer = peer + 1 == nn ? 0 : peer + 1) {
+	for (unsigned k = 0; k < nl; k++) {
+		int peer = fw->tx_list[(k0 + k) % nl];
 		struct bipfw_peer *p = &fw->peers[peer];
 
 		if (!acks_go_to(p))
@@ -520,6 +535,15 @@ int bipfw_tx_run(struct bipfw *fw)
 				      fw->cfg.ack_delay_us))
 			tx_ack(fw, peer);
 	}
+	for (unsigned k = 0; k < fw->tx_n; k++) {
+		int peer = fw->tx_list[k];
+
+		if (owes(&fw->peers[peer]))
+			fw->tx_list[kept++] = peer;
+		else
+			fw->peers[peer].tx_listed = false;
+	}
+	fw->tx_n = kept;
 	bipfw_tx_flush(fw);
 	return n;
 }
