@@ -25,11 +25,7 @@ build_parties "$tmp" "$src"
 
 ROUNDS=$rounds run_rounds "$tmp" 2 "$max"
 med() { med_rounds "$tmp" "$@"; }
-first() {
-	for f in "$tmp/$1".[0-9]*; do
-		[ -f "$f" ] && awk '$2 == "first" {print $(NF - 3)}' "$f"
-	done | median
-}
+first() { med_first "$tmp" "$1"; }
 
 echo "# 2 ranks, one host; medians of $rounds rounds; latency one-way (us),"
 echo "# bandwidth and bidirectional bandwidth (MB/s); ratio: ours / the best peer"

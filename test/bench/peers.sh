@@ -67,6 +67,15 @@ med_rounds() {
 	done | median
 }
 
+# med_first DIR WHO: the median over WHO's rounds of the time (the number
+# before "us") on their "# first ..." line.
+med_first() {
+	for f in "$1/$2".[0-9]*; do
+		[ -f "$f" ] && awk '$2 == "first" {
+			for (i = 1; i < NF; i++) if ($(i + 1) == "us") print $i }' "$f"
+	done | median
+}
+
 # median: the median of the numbers on stdin, nothing if none.
 median() {
 	sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'

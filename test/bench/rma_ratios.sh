@@ -22,11 +22,7 @@ build_parties "$tmp" "$src"
 
 ROUNDS=$rounds run_rounds "$tmp" 2 "$max"
 med() { med_rounds "$tmp" "$@"; }
-first() {
-	for f in "$tmp/$1".[0-9]*; do
-		[ -f "$f" ] && awk '$2 == "first" {print $4}' "$f"
-	done | median
-}
+first() { med_first "$tmp" "$1"; }
 
 echo "# one-sided, 2 ranks, one host, MPI_Win_allocate; medians of $rounds rounds;"
 echo "# put or get then flush (us), windows of 64 then flush (MB/s); ratio: ours / the best peer"
