@@ -21,10 +21,11 @@ s=$top_srcdir/src
 b=$top_builddir/fuzz
 CC=${FUZZ_CC:-clang}
 # The NIC program is every file of its folders and src/common (as in
-# libbipfw): a new wire class needs no entry here.
+# libbipfw): a new wire class needs no entry here. libbip is every file of
+# src/bip but the tools' (bip_*.c, each with its main): nor does a new
+# file of libbip.
 fw="$s/firmware/*.c $s/firmware/wire/*.c $s/common/*.c"
-bip="$s/bip/endpoint.c $s/bip/knobs.c $s/bip/msg.c $s/bip/idle.c $s/bip/init.c
-	$s/bip/pmi.c $s/bip/pmi_line.c $s/bip/jobkey.c"
+bip=$(ls "$s"/bip/*.c | grep -v '/bip_[^/]*\.c$')
 CPPFLAGS="-I$s/bip -I$s/firmware -I$s/common -I$s/netmod"
 # The harnesses: name, source, what it links.
 harnesses="fuzz_rx:test/firmware/fuzz_rx.c:fw fuzz_shm:test/firmware/fuzz_shm.c:fw
