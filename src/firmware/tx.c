@@ -523,8 +523,8 @@ int bipfw_tx_run(struct bipfw *fw)
 	unsigned k0 = fw->rr = fw->rr + 1 >= nl ? 0 : fw->rr + 1;
 	int n = 0;
 
-	for (unsigned k = 0; k < nl; k++) {
-		int peer = fw->tx_list[(k0 + k) % nl];
+	for (unsigned k = 0, i = k0; k < nl; k++, i = i + 1 == nl ? 0 : i + 1) {
+		int peer = fw->tx_list[i];
 		struct bipfw_peer *p = &fw->peers[peer];
 
 		if (!acks_go_to(p))
