@@ -15,6 +15,13 @@
 # A crash leaves its input in fuzz/crashes and fails the run.
 : "${top_builddir:?run through make check or make fuzz}"
 mode=${1:-check}
+# The harnesses carry ASan and UBSan whatever the tree: the sanitizer
+# tree's make check would only run them a second time.
+if [ "$mode" = check ] && [ "${enable_sanitizers:-no}" = yes ]; then
+	echo "SKIP: the harnesses are sanitizer builds already; the main tree's"
+	echo "      make check runs them"
+	exit 77
+fi
 secs=${2:-${FUZZ_CHECK_TIME:-10}}
 min_runs=${3:-0}
 s=$top_srcdir/src
