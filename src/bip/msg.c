@@ -63,6 +63,10 @@ static int sendv_try(bip_ep_t *ep, int node, const struct iovec *iov,
 	if (rc)
 		return rc;
 	rc = bipfw_post_small(ep->fw, node, iov, iovcnt);
+	/* Written straight onto a lossless link: nothing waits for a kick
+	 * there (a batching wire is lossy, and never takes that path). */
+	if (rc == 1)
+		return 0;
 	if (!rc)
 		bipfw_tx_kick(ep->fw, node, flush); /* immediate sending */
 	else if (rc == -BIP_EAGAIN)

@@ -318,8 +318,9 @@ bool bipfw_sends_drained(const struct bipfw *fw);
 
 /* --- host interface: sends --------------------------------------------- */
 
-/* Small send, gathered from iov: copied at once; -BIP_EAGAIN when no send
- * slot is free. */
+/* Small send, gathered from iov: copied at once. 1: it is on the link
+ * already (nothing to kick); 0: it waits in the peer's send FIFO for a kick
+ * or a step; -BIP_EAGAIN when no send slot is free. */
 int bipfw_post_small(struct bipfw *fw, int peer, const struct iovec *iov,
 		     int iovcnt);
 

@@ -80,7 +80,7 @@ int bipfw_post_small(struct bipfw *fw, int peer, const struct iovec *iov,
 		len += iov[i].iov_len;
 	}
 	if (bipfw_tx_small(fw, peer, iov, iovcnt, len) == 0)
-		return 0;
+		return 1;
 	rc = slot_alloc(fw, peer);
 	if (rc < 0)
 		return rc;

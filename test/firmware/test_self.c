@@ -103,7 +103,7 @@ static void test_small(void)
 			size_t n = posted * 37 % (BIP_SMALL_MAX + 1);
 
 			memset(buf, (int)posted, n);
-			if (post_small(fw, buf, n))
+			if (post_small(fw, buf, n) < 0)
 				break;
 			if (posted++ == 0)
 				CHECK(bipfw_live_peers(fw) == others + 1,
