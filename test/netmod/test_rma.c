@@ -432,6 +432,55 @@ static void target_asleep(MPI_Win win, int flavor, const MPI_Aint *disp0s,
 	free(buf);
 }
 
+/* Rank 0 only puts and flushes, in a loop, until rank 1's put reaches its
+ * window: rank 1's lock and unlock of rank 0's window are messages rank 0
+ * must answer, and only its flushes give it progress. A flush that owes
+ * nothing polls only now and then (MPICH's dynamic polling, on in
+ * bipmpi): it must still poll. */
+static void flush_serves_locks(MPI_Win win, int flavor, const MPI_Aint *disp0s,
+			       unsigned char *mem)
+{
+	const unsigned char magic = 0xa5;
+	unsigned char byte = 0;
+	double t0 = MPI_Wtime();
+	long flushes = 0;
+
+	mem[0] = 0;
+	MPI_Win_lock_all(0, win);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0) {
+		while (MPI_Wtime() - t0 < 10) {
+			MPI_Put(&byte, 1, MPI_BYTE, 1,
+				disp_of(flavor, disp0s, 1, 0), 1, MPI_BYTE,
+				win);
+			MPI_Win_flush(1, win);
+			accesses++;
+			flushes++;
+			MPI_Win_sync(win);
+			if (*(volatile unsigned char *)mem == magic)
+				break;
+		}
+		CHECK(*(volatile unsigned char *)mem == magic,
+		      "%s: a rank that only flushed never let another rank "
+		      "lock its window (%ld flushes in %.1f s)",
+		      flavor_name(flavor), flushes, MPI_Wtime() - t0);
+	}
+	MPI_Win_unlock_all(win);
+	if (rank == 1) {
+		MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+		MPI_Put(&magic, 1, MPI_BYTE, 0, disp_of(flavor, disp0s, 0, 0),
+			1, MPI_BYTE, win);
+		MPI_Win_unlock(0, win);
+		accesses++;
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0)
+		printf("%s: rank 1 locked, put and unlocked while rank 0 "
+		       "flushed: %ld flushes, %.1f us\n",
+		       flavor_name(flavor), flushes,
+		       (MPI_Wtime() - t0) * 1e6);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -456,6 +505,19 @@ int main(int argc, char **argv)
 	direct = !strcmp(argv[1], "direct");
 	self = direct && argc == 2;
 
+	/* First, before any access of this process went by messages (after
+	 * one, every flush polls): its flushes poll only now and then. With
+	 * every window (a list of windows is for the counters' checks). */
+	if (self) {
+		unsigned char *mem;
+		void *to_free;
+		MPI_Aint disp0s[2] = { 0, 0 };
+		MPI_Win win = make_window(MPI_WIN_FLAVOR_ALLOCATE, &mem,
+					  disp0s, &to_free);
+
+		flush_serves_locks(win, MPI_WIN_FLAVOR_ALLOCATE, disp0s, mem);
+		MPI_Win_free(&win);
+	}
 	for (size_t f = 0; f < sizeof(windows) / sizeof(windows[0]); f++) {
 		int flavor = windows[f].flavor;
 		unsigned char *mem;
@@ -487,6 +549,7 @@ int main(int argc, char **argv)
 		if (direct && flavor != MPI_WIN_FLAVOR_DYNAMIC) {
 			out_of_range(win, flavor, disp0s);
 			target_asleep(win, flavor, disp0s, mem);
+			flush_serves_locks(win, flavor, disp0s, mem);
 		}
 		if (self)
 			self_access(win, flavor, disp0s, mem);
