@@ -503,15 +503,21 @@ static bool acks_go_to(const struct bipfw_peer *p)
 		(p->lossy && p->state == BIPFW_PEER_CLOSED));
 }
 
-/* Whether the transmit side may still owe p something: what waits for
- * the link, a window, a hold-off or the clock (a delayed ack). */
+/* Whether tx_peer has a packet to send p: one that waits for the link, a
+ * window or a hold-off. */
+static bool tx_work(const struct bipfw_peer *p)
+{
+	return p->fifo.head != BIPFW_NONE || p->stream.head != BIPFW_NONE ||
+	       p->cts.head != BIPFW_NONE || p->refused.head != BIPFW_NONE ||
+	       p->close_due || p->rx.nack_due || p->tx.resend != p->tx.next;
+}
+
+/* Whether the transmit side may still owe p something: a packet, or an
+ * ack the clock may make due. */
 static bool owes(const struct bipfw_peer *p)
 {
 	return acks_go_to(p) &&
-	       (p->fifo.head != BIPFW_NONE || p->stream.head != BIPFW_NONE ||
-		p->cts.head != BIPFW_NONE || p->refused.head != BIPFW_NONE ||
-		p->close_due || p->rx.nack_due || p->rx.unacked ||
-		p->rx.ack_urgent || p->tx.resend != p->tx.next);
+	       (tx_work(p) || p->rx.unacked || p->rx.ack_urgent);
 }
 
 /* Every peer of the transmit list once, starting one further each time
@@ -529,7 +535,9 @@ int bipfw_tx_run(struct bipfw *fw)
 
 		if (!acks_go_to(p))
 			continue;
-		if (p->state == BIPFW_PEER_LIVE)
+		/* A peer that is owed only an ack (after each packet from it,
+		 * until an answer carries the ack) has no packet to look for. */
+		if (p->state == BIPFW_PEER_LIVE && tx_work(p))
 			n += tx_peer(fw, peer);
 		if (bipfw_rel_ack_due(&p->rx, fw->now, fw->cfg.ack_every,
 				      fw->cfg.ack_delay_us))
