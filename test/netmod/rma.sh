@@ -6,9 +6,10 @@
 # target takes no part; an access outside a window fails with
 # MPI_ERR_RMA_RANGE), on 2 ranks and on 4 (more than cores). Windows of
 # MPI_Win_allocate and of MPI_Alloc_mem's memory lie in memory BIP shares
-# within the host: every put and get to them, vector types included, must
-# be a load or a store (the counter equals what the test issued); other
-# memory is copied by cross-memory attach, as every window is with
+# within the host, and MPI_Win_allocate_shared's in MPICH's segment: every
+# put and get to them, vector types included, must be a load or a store
+# (the counter equals what the test issued); other memory is copied by
+# cross-memory attach, as the windows BIP would share are with
 # MPIR_CVAR_CH4_BIP_SHARED_MEM=0. Then with cross-memory attach off and
 # with every rank on a host of its own, they go by active messages (none
 # copied directly).
@@ -57,7 +58,10 @@ MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
 	mpirun 2 "$W/test_rma" direct allocate alloc_mem
 expect "test_rma direct: passed on 2 ranks" "test_rma in shared memory"
 mapped 2 all
-MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_rma" direct create shared
+MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_rma" direct shared
+expect "test_rma direct: passed on 2 ranks" "test_rma in MPICH's shared segment"
+mapped 2 all
+MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_rma" direct create
 expect "test_rma direct: passed on 2 ranks" "test_rma in plain memory"
 mapped 2 none
 direct 2 yes
