@@ -37,6 +37,15 @@ xfail=$W/xfail.txt
 cat "$top_srcdir/test/netmod/mpich-xfail.txt" >"$xfail"
 [ -z "$across" ] || cat "$top_srcdir/test/netmod/mpich-xfail-hosts.txt" >>"$xfail"
 [ -d "$src" ] || { echo "FAILED: $src missing (MPICH not built here)"; exit 1; }
+# runtests takes a comma-separated list and silently runs nothing for any
+# other spelling.
+case "$dirs" in *[!A-Za-z0-9_,]* | "")
+	echo "FAILED: MPICH_TESTDIRS=\"$dirs\": directories of test/mpi, comma-separated"
+	exit 1 ;;
+esac
+for d in $(echo "$dirs" | tr , ' '); do
+	[ -d "$src/$d" ] || { echo "FAILED: MPICH's suite has no directory $d"; exit 1; }
+done
 tb=$top_builddir/mpich/testsuite
 mkdir -p "$tb"
 cd "$tb"
@@ -125,4 +134,5 @@ done <capped.txt
 	fail=$((fail + 1))
 }
 echo "MPICH test suite ($dirs)$across: $pass passed, $known expected failures, $fail unexpected failures, $skip skipped (marked xfail by MPICH); $full capped tests passed at their own rank counts"
+[ "$pass" -gt 0 ] || { echo "FAILED: no test of $dirs passed"; exit 1; }
 [ "$fail" -eq 0 ]
