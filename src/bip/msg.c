@@ -125,7 +125,7 @@ static int peek(bip_ep_t *ep, const void **data, struct bip_status *st,
 		err = bipfw_take_error(ep->fw);
 		if (err)
 			return err;
-		if (bipfw_small_peek(ep->fw, data, &len, &node))
+		if (!poll || bipfw_small_peek(ep->fw, data, &len, &node))
 			return bipfw_live_peers(ep->fw) ? -BIP_EAGAIN
 							: -BIP_EPEERGONE;
 	}

@@ -19,7 +19,7 @@
 
 #include "bip_limits.h"
 
-#define BIP_WIRE_VERSION 7
+#define BIP_WIRE_VERSION 8
 
 /* Packet types: one list generates the enum and the names used in logs. */
 #define BIP_PKT_TYPES(X)                                                       \
@@ -75,6 +75,9 @@ static inline const char *bip_pkt_name(unsigned type)
 			      * from the sender's memory by single copy;
 			      * the payload is the address (8 bytes).
 			      * LONG_CTS with READY: that read failed */
+#define BIP_PKTF_NOSEQ 0x400 /* SMALL, whole, on a lossless wire: outside
+			      * the sequence (seq is 0, nothing acks it);
+			      * the link's order and room are all it needs */
 
 struct bip_pkt_hdr {
 	uint32_t job_key; /*  0: low 32 bits of the job key */

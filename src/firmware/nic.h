@@ -324,6 +324,7 @@ struct bipfw {
 	struct bipfw_config cfg;
 	struct bipfw_port wires[BIPFW_WIRES_MAX];
 	unsigned nwires;
+	bool batching;    /* some wire batches its sends until a flush */
 	unsigned forced;  /* BIP_WIRE: 0 auto, else its choice's index */
 	bool bulk_auto;   /* BIP_BULK: wide messages by a bulk wire */
 	bool any_lossy;   /* some peer is on a lossy wire: run the timers */
@@ -332,6 +333,7 @@ struct bipfw {
 
 	struct bipfw_peer *peers;
 	int others_lost; /* peers other than ourselves no longer LIVE */
+	unsigned self_unseq; /* our unsequenced packets to us, not yet taken */
 	struct bipfw_send *slots;
 	uint16_t free_slot; /* free list of slots */
 	struct bipfw_lrecv *tags;

@@ -80,6 +80,7 @@ int bipfw_wire_add(struct bipfw *fw, const struct bipfw_wire_class *cls,
 	w->cls = cls;
 	w->ctx = ctx;
 	w->lossy = cls->flags & BIPFW_WIRE_LOSSY;
+	fw->batching |= cls->flush != NULL;
 	w->chunk = cls->chunk ? cls->chunk(ctx) : fw->cfg.packet_size;
 	if (w->chunk > fw->cfg.packet_size)
 		w->chunk = fw->cfg.packet_size;
@@ -167,6 +168,7 @@ void bipfw_wires_close(struct bipfw *fw)
 		if (fw->wires[i].cls->close)
 			fw->wires[i].cls->close(fw->wires[i].ctx);
 	fw->nwires = 0;
+	fw->batching = false;
 }
 
 int bipfw_cards(const struct bipfw *fw, char *buf, size_t len)

@@ -82,6 +82,12 @@ static bool packet_valid(struct bipfw *fw, unsigned wire,
 	if ((h->flags & BIP_PKTF_ACKREQ) &&
 	    (h->type == BIP_PKT_ACK || h->type == BIP_PKT_NACK))
 		goto bad;
+	/* Outside the sequence: only a whole small message, and only where
+	 * nothing is lost (a lossy wire's packets all need their number). */
+	if ((h->flags & BIP_PKTF_NOSEQ) &&
+	    (fw->wires[wire].lossy || h->type != BIP_PKT_SMALL ||
+	     (h->flags & (BIP_PKTF_MORE | BIP_PKTF_ACKREQ)) || h->seq))
+		goto bad;
 	if ((h->flags & BIP_PKTF_CSUM) && bipfw_csum(payload, h->len) != h->csum)
 		goto bad;
 	return true;
@@ -494,6 +500,35 @@ static void release_acked(struct bipfw *fw, struct bipfw_peer *p,
 	}
 }
 
+/* The ack a packet carries, of our sequenced packets: it may complete
+ * sends, and open the window for more. */
+static void take_ack(struct bipfw *fw, int src, struct bipfw_peer *p,
+		     uint32_t ack)
+{
+	uint32_t una = p->tx.una;
+
+	release_acked(fw, p, una, bipfw_rel_on_ack(&p->tx, ack, fw->now));
+}
+
+/* A small message outside the sequence (BIP_PKTF_NOSEQ, see
+ * bipfw_tx_small) owes its sender nothing: no ack, so no visit of the
+ * transmit side, unless its own ack frees something of ours. */
+static bool take_unsequenced(struct bipfw *fw, int src, struct bipfw_peer *p,
+			     const struct bip_pkt_hdr *h, const void *payload)
+{
+	if (h->ack != p->tx.una) {
+		bipfw_tx_wake(fw, src);
+		take_ack(fw, src, p, h->ack);
+	}
+	if (deliver_small(fw, src, p, h, payload) != DELIVERED)
+		return false; /* held in the link until the queue has room */
+	if (src == fw->cfg.node && fw->self_unseq)
+		fw->self_unseq--;
+	fw->cnt.packets_received++;
+	p->rx_at = fw->now;
+	return true;
+}
+
 /* Returns false when a lossless peer's packet must stay in the link, held
  * until there is room for it. */
 static bool handle_packet(struct bipfw *fw, const struct bip_pkt_hdr *h,
@@ -501,24 +536,25 @@ static bool handle_packet(struct bipfw *fw, const struct bip_pkt_hdr *h,
 {
 	int src = h->src;
 	struct bipfw_peer *p = &fw->peers[src];
-	uint32_t una = p->tx.una, covered;
 
-	/* Whatever it is, it may leave us owing src something (an ack, a
-	 * CTS, a verdict, a resend). */
-	bipfw_tx_wake(fw, src);
 	/* A peer that closed or died is done: nothing it sent after that
 	 * may start new work here. One that closed on a lossy wire resends
 	 * its CLOSE until acknowledged: a duplicate is acknowledged again. */
 	if (p->state != BIPFW_PEER_LIVE) {
+		bipfw_tx_wake(fw, src);
 		if (p->lossy && p->state == BIPFW_PEER_CLOSED &&
 		    h->type != BIP_PKT_ACK && h->type != BIP_PKT_NACK)
 			(void)bipfw_rel_on_arrival(&p->rx, h->seq);
 		return true;
 	}
+	if (h->flags & BIP_PKTF_NOSEQ)
+		return take_unsequenced(fw, src, p, h, payload);
+	/* Whatever else it is, it may leave us owing src something (an ack,
+	 * a CTS, a verdict, a resend). */
+	bipfw_tx_wake(fw, src);
 	fw->cnt.packets_received++;
 	p->rx_at = fw->now;
-	covered = bipfw_rel_on_ack(&p->tx, h->ack, fw->now);
-	release_acked(fw, p, una, covered);
+	take_ack(fw, src, p, h->ack);
 
 	switch (h->type) {
 	case BIP_PKT_ACK:
@@ -560,17 +596,16 @@ static bool handle_packet(struct bipfw *fw, const struct bip_pkt_hdr *h,
 	return true;
 }
 
-static int rx_wire(struct bipfw *fw, unsigned wire, unsigned budget)
+/* The packets of a wire, from the one its peek just found (wh, payload,
+ * avail) on. */
+static int rx_wire_from(struct bipfw *fw, unsigned wire, unsigned budget,
+			const void *wh, const void *payload, size_t avail)
 {
 	const struct bipfw_port *w = &fw->wires[wire];
-	const void *wh;
 	struct bip_pkt_hdr h;
-	const void *payload;
-	size_t avail;
 	unsigned n = 0, held = 0;
 
-	while (n < budget &&
-	       w->cls->peek(w->ctx, &wh, &payload, &avail) == 0) {
+	do {
 		/* Validate and use a private copy: the link's copy may be in
 		 * memory the sender can still write, and unaligned. */
 		memcpy(&h, wh, sizeof(h));
@@ -595,8 +630,22 @@ static int rx_wire(struct bipfw *fw, unsigned wire, unsigned budget)
 		w->cls->hold(w->ctx);
 		if (++held >= w->npeers)
 			break;
-	}
+	} while (n < budget &&
+		 w->cls->peek(w->ctx, &wh, &payload, &avail) == 0);
 	return (int)n;
+}
+
+/* A wire's first look is here, so that an empty wire (most looks) costs a
+ * peek and no more. */
+static inline int rx_wire(struct bipfw *fw, unsigned wire, unsigned budget)
+{
+	const struct bipfw_port *w = &fw->wires[wire];
+	const void *wh, *payload;
+	size_t avail;
+
+	if (!budget || w->cls->peek(w->ctx, &wh, &payload, &avail))
+		return 0;
+	return rx_wire_from(fw, wire, budget, wh, payload, avail);
 }
 
 /* A wire that only carries bulk runs is read every BULK_LOOK_EVERY steps

@@ -139,42 +139,45 @@ static int send_entry(struct bipfw *fw, int peer, const struct bipfw_txent *e,
 	return put_on_link(fw, peer, &h, payload);
 }
 
+/* Rule (lossless wires): a whole small message written straight into the
+ * link is outside the sequence. Nothing can lose or reorder it, and the
+ * link's room holds back a sender that runs ahead, so it needs no sequence
+ * number, no window, no scoreboard entry and no ack: its send is over once
+ * it is written, and the receiver owes nothing for it. Its header still
+ * carries our ack of the peer's sequenced packets. */
 int bipfw_tx_small(struct bipfw *fw, int peer, const struct iovec *iov,
 		   int iovcnt, size_t len)
 {
 	struct bipfw_peer *p = &fw->peers[peer];
 	const struct bipfw_port *w;
 	struct bip_pkt_hdr *pkt;
-	struct bipfw_txent *e;
 	bool inl = len <= BIP_PKT_INLINE_MAX;
 
 	/* Rule: a small message overtakes nothing queued for its peer. */
-	if (p->lossy || p->fifo.head != BIPFW_NONE ||
-	    bipfw_rel_window_full(&p->tx, fw->cfg.window))
+	if (p->lossy || p->fifo.head != BIPFW_NONE)
 		return -BIP_EAGAIN;
 	w = bipfw_port_of(fw, peer);
-	if (len > w->chunk ||
-	    (!p->board &&
-	     !(p->board = calloc(fw->cfg.window, sizeof(*p->board)))))
+	if (len > w->chunk)
 		return -BIP_EAGAIN;
 	pkt = w->cls->reserve(w->ctx, peer, inl ? 0 : len);
 	if (!pkt)
 		return -BIP_EAGAIN;
-	e = bipfw_board(fw, p, p->tx.next);
-	*e = (struct bipfw_txent){ .type = BIP_PKT_SMALL, .slot = BIPFW_NONE,
-				   .len = (uint32_t)len, .last = true };
-	build_hdr(fw, peer, e, p->tx.next, pkt);
-	pkt->ack = p->rx.expected;
-	if (inl) {
-		pkt->flags = BIP_PKTF_INLINE;
-		bipfw_gather(pkt->inline_data, iov, iovcnt);
-	} else {
-		bipfw_gather((uint8_t *)(pkt + 1), iov, iovcnt);
-	}
+	*pkt = (struct bip_pkt_hdr){
+		.job_key = fw->cfg.job_key,
+		.version = BIP_WIRE_VERSION,
+		.type = BIP_PKT_SMALL,
+		.flags = BIP_PKTF_NOSEQ | (inl ? BIP_PKTF_INLINE : 0),
+		.src = (uint16_t)fw->cfg.node,
+		.dst = (uint16_t)peer,
+		.ack = p->rx.expected,
+		.len = (uint32_t)len,
+	};
+	bipfw_gather(inl ? pkt->inline_data : (uint8_t *)(pkt + 1), iov,
+		     iovcnt);
 	w->cls->commit(w->ctx, peer, pkt, inl ? 0 : len);
-	bipfw_rel_on_send_new(&p->tx, fw->now);
 	bipfw_rel_on_ack_sent(&p->rx);
 	p->sent = true;
+	fw->self_unseq += peer == fw->cfg.node;
 	fw->cnt.packets_sent++;
 	fw->cnt.small_sent++;
 	return 0;

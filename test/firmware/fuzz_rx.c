@@ -286,6 +286,24 @@ static void seeds(const char *dir, int lossy)
 	record(&h, NULL, 0, lossy);
 	save(dir, "small", lossy);
 
+	/* Small messages outside the sequence (taken on a lossless wire,
+	 * dropped on a lossy one) between sequenced ones, one carrying an
+	 * ack, one claiming a number. */
+	h = (struct bip_pkt_hdr){ .job_key = KEY, .version = BIP_WIRE_VERSION,
+				  .type = BIP_PKT_SMALL, .src = 1, .len = 8,
+				  .flags = BIP_PKTF_NOSEQ | BIP_PKTF_INLINE };
+	memcpy(h.inline_data, data, 8);
+	record(&h, NULL, 0, lossy);
+	h = pkt(1, BIP_PKT_SMALL, BIP_PKTF_INLINE, 8);
+	record(&h, NULL, 0, lossy);
+	h = (struct bip_pkt_hdr){ .job_key = KEY, .version = BIP_WIRE_VERSION,
+				  .type = BIP_PKT_SMALL, .src = 1, .len = 100,
+				  .flags = BIP_PKTF_NOSEQ, .ack = 2 };
+	record(&h, data, 100, lossy);
+	h.seq = 5;
+	record(&h, data, 100, lossy);
+	save(dir, "unsequenced", lossy);
+
 	/* More than the queue holds in one turn: refused and NACKed busy on
 	 * a lossy wire, held on a lossless one. */
 	for (int i = 0; i < 12; i++) {

@@ -5,7 +5,8 @@
  * than its ring holds; long ones by RTS/CTS land in the posted buffer by
  * DMA, by ready mode in packets, truncated when the buffer is short; and
  * while nothing of its own is due it counts itself as no peer that could
- * still send.
+ * still send. Small messages written straight into its link take no
+ * sequence number and owe no ack.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,47 @@ static void test_small(void)
 	bipfw_destroy(fw);
 }
 
+/* Rule (lossless wires): small messages written straight into the link
+ * are outside the sequence. They take no sequence number and owe no ack,
+ * so the receiver has nothing to send back and no peer on its transmit
+ * list. */
+static void test_unsequenced(void)
+{
+	struct bipfw *fw = self_nic();
+	const struct bipfw_peer *p = &fw->peers[1];
+	uint8_t buf[100] = { 0 };
+	unsigned got = 0;
+
+	CHECK(bipfw_connect(fw, 1, "self,1", true) == 0, "connect");
+	for (unsigned i = 0; i < 20; i++) {
+		const void *data;
+		size_t len;
+		int src;
+
+		buf[0] = (uint8_t)i;
+		CHECK(post_small(fw, buf, i % 2 ? 8 : sizeof(buf)) == 1,
+		      "message %u not written straight into the link", i);
+		bipfw_step(fw);
+		while (bipfw_small_peek(fw, &data, &len, &src) == 0) {
+			CHECK(*(const uint8_t *)data == got &&
+				      len == (got % 2 ? 8 : sizeof(buf)),
+			      "message %u: %zu bytes, first %u", got, len,
+			      *(const uint8_t *)data);
+			bipfw_small_pop(fw);
+			got++;
+		}
+	}
+	bipfw_step(fw);
+	CHECK(got == 20, "%u of 20 messages arrived", got);
+	CHECK(p->tx.next == 0 && p->rx.expected == 0,
+	      "sequence numbers taken: sent up to %u, expected %u", p->tx.next,
+	      p->rx.expected);
+	CHECK(fw->cnt.acks_sent == 0 && fw->tx_n == 0,
+	      "%llu acks sent, %u peers on the transmit list",
+	      (unsigned long long)fw->cnt.acks_sent, fw->tx_n);
+	bipfw_destroy(fw);
+}
+
 /* A long message to ourselves; returns the receive's status. */
 static int long_once(struct bipfw *fw, const uint8_t *src, uint8_t *dst,
 		     size_t len, size_t cap, unsigned flags, size_t *got)
@@ -207,6 +249,7 @@ int main(void)
 {
 	test_connect();
 	test_small();
+	test_unsequenced();
 	test_long();
 	return unit_result("self wire");
 }

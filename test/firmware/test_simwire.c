@@ -1094,6 +1094,44 @@ static void test_own_source(void)
 	duo_close(&d);
 }
 
+/* A packet outside the sequence is for lossless wires only: on a lossy one
+ * it could be lost or repeated unseen, so it is dropped, and so is one
+ * that claims a sequence number or is not a whole small message. */
+static void test_unsequenced_lossy(void)
+{
+	static uint8_t payload[16];
+	static const struct {
+		uint8_t type;
+		uint16_t flags;
+		uint32_t seq;
+	} bad[] = {
+		{ BIP_PKT_SMALL, BIP_PKTF_NOSEQ, 0 },
+		{ BIP_PKT_SMALL, BIP_PKTF_NOSEQ | BIP_PKTF_MORE, 0 },
+		{ BIP_PKT_LONG_RTS, BIP_PKTF_NOSEQ, 0 },
+	};
+	struct duo d;
+	const void *data;
+	size_t len;
+	int src;
+
+	duo_open(&d);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct bip_pkt_hdr h = {
+			.job_key = 0xb1b0cafe, .version = BIP_WIRE_VERSION,
+			.type = bad[i].type, .flags = bad[i].flags, .src = 0,
+			.dst = 1, .seq = bad[i].seq, .len = sizeof(payload),
+		};
+
+		simwire_inject(d.net, 1, &h, payload, sizeof(payload));
+		bipfw_step(d.fw[1]);
+		CHECK(d.fw[1]->cnt.dropped_bad == i + 1,
+		      "unsequenced packet %zu on a lossy wire taken", i);
+	}
+	CHECK(bipfw_small_peek(d.fw[1], &data, &len, &src) == -BIP_EAGAIN,
+	      "an unsequenced message delivered from a lossy wire");
+	duo_close(&d);
+}
+
 /* An RTS still in flight from a peer that closed must not capture a
  * receive posted later (that receive would wait for ever). */
 static void test_closed_peer(void)
@@ -1283,6 +1321,7 @@ int main(void)
 	test_host_errors();
 	test_malformed_data();
 	test_own_source();
+	test_unsequenced_lossy();
 	test_closed_peer();
 	test_traffic();
 	test_small_pieces();
