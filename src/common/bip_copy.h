@@ -30,9 +30,13 @@ static inline int bip_copy_slow(uintptr_t dst, uintptr_t src)
 	return ((dst - src) & 4095) - 1 < 63;
 }
 
+/* Below this, rep movsb's slow case costs less than the loop's start. */
+#define BIP_COPY_LOOP_MIN 2048
+
 static inline void bip_copy(void *dst, const void *src, size_t len)
 {
-	if (len >= 2048 && bip_copy_slow((uintptr_t)dst, (uintptr_t)src))
+	if (len >= BIP_COPY_LOOP_MIN &&
+	    bip_copy_slow((uintptr_t)dst, (uintptr_t)src))
 		bip_copy_loop(dst, src, len);
 	else
 		memcpy(dst, src, len);
