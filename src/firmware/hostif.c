@@ -314,7 +314,6 @@ void bipfw_small_pop(struct bipfw *fw)
 
 		w->cls->unkeep(w->ctx, e->src, e->token);
 		e->kept = 0;
-		e->data = e->buf;
 	}
 	if (++fw->sq_head == fw->cfg.small_queue)
 		fw->sq_head = 0;

@@ -166,7 +166,7 @@ static size_t hostif_bytes(const struct bipfw_config *cfg)
 static void hostif_place(struct bipfw *fw, uint8_t *m)
 {
 	for (unsigned i = 0; i < fw->cfg.small_queue; i++, m += BIP_SMALL_MAX)
-		fw->smallq[i].data = fw->smallq[i].buf = m;
+		fw->smallq[i].buf = m;
 	for (unsigned i = fw->cfg.send_slots; i-- > 0; m += BIP_SMALL_MAX)
 		fw->slots[i].copy = m;
 }
@@ -205,7 +205,11 @@ int bipfw_create(const struct bipfw_config *cfg, struct bipfw **fw_p)
 	fw->slots = calloc(cfg->send_slots, sizeof(*fw->slots));
 	fw->tags = calloc(cfg->long_tags, sizeof(*fw->tags));
 	fw->rts = calloc(nrts, sizeof(*fw->rts));
-	fw->smallq = calloc(cfg->small_queue, sizeof(*fw->smallq));
+	fw->smallq = aligned_alloc(sizeof(*fw->smallq),
+				   cfg->small_queue * sizeof(*fw->smallq));
+	if (fw->smallq)
+		memset(fw->smallq, 0,
+		       cfg->small_queue * sizeof(*fw->smallq));
 	fw->mem = malloc(hostif_bytes(cfg));
 	if (!fw->peers || !fw->tx_list || !fw->slots || !fw->tags ||
 	    !fw->rts || !fw->smallq || !fw->mem)

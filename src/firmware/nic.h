@@ -311,14 +311,23 @@ struct bipfw_peer {
 				       * or when it connected */
 };
 
+/* An entry of the small-message queue: one cache line, which holds a
+ * message of up to BIP_PKT_INLINE_MAX bytes itself. The queue's first
+ * laps thus touch a few dense pages, not one page per entry, and the
+ * entries do not all fall in the same cache sets. */
 struct bipfw_small_entry {
 	uint16_t src;
 	uint8_t kept;        /* lent by wire kept - 1 (keep), 0: a copy */
 	uint32_t len;
-	const uint8_t *data; /* the message: buf, or where the wire keeps it */
+	const uint8_t *data; /* the message: inl, buf, or where the wire
+			      * keeps it */
 	uint8_t *buf;        /* BIP_SMALL_MAX bytes of our own */
 	uint64_t token;      /* the wire's, for unkeep */
+	uint8_t inl[BIP_PKT_INLINE_MAX];
 };
+
+_Static_assert(sizeof(struct bipfw_small_entry) == 64,
+	       "a small-queue entry is one cache line");
 
 struct bipfw {
 	struct bipfw_config cfg;

@@ -179,9 +179,12 @@ static enum deliver_result deliver_small(struct bipfw *fw, int src,
 		fw->cnt.small_in_place++;
 		prefetch_lent(payload, h->len);
 	} else {
+		uint8_t *to = e->len <= sizeof(e->inl) ? e->inl : e->buf;
+
 		if (have)
-			memcpy(e->buf, p->small_part, have);
-		bip_copy(e->buf + have, payload, h->len);
+			memcpy(to, p->small_part, have);
+		bip_copy(to + have, payload, h->len);
+		e->data = to;
 	}
 	p->small_fill = 0;
 	fw->sq_count++;
