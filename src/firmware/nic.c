@@ -472,20 +472,16 @@ int bipfw_step(struct bipfw *fw)
 	return n;
 }
 
-/* Anything to transmit that waits for link space, a hold-off or an ack. */
+/* Anything to transmit that waits for link space, a hold-off or an ack,
+ * or a lossy peer's ack of what we sent (its resend timer). */
 static bool tx_pending(const struct bipfw *fw)
 {
 	for (int i = 0; i < fw->cfg.nnodes; i++) {
 		const struct bipfw_peer *p = &fw->peers[i];
 
-		if (p->state != BIPFW_PEER_LIVE || p->wire == BIPFW_NO_WIRE)
-			continue;
-		if (p->fifo.head != BIPFW_NONE || p->stream.head != BIPFW_NONE ||
-		    p->cts.head != BIPFW_NONE ||
-		    p->refused.head != BIPFW_NONE || p->rx.nack_due ||
-		    p->rx.unacked || p->rx.ack_urgent ||
-		    p->tx.resend != p->tx.next ||
-		    (p->lossy && p->tx.una != p->tx.next))
+		if (bipfw_tx_owes(p) ||
+		    (p->lossy && p->state == BIPFW_PEER_LIVE &&
+		     p->tx.una != p->tx.next))
 			return true;
 	}
 	return false;

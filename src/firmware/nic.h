@@ -448,6 +448,9 @@ static inline void bipfw_gather(uint8_t *dst, const struct iovec *iov,
 int bipfw_rx_run(struct bipfw *fw, unsigned budget);
 /* tx.c */
 int bipfw_tx_run(struct bipfw *fw);
+/* Whether the transmit side may still owe p something: a packet, or an
+ * ack the clock may make due. */
+bool bipfw_tx_owes(const struct bipfw_peer *p);
 int bipfw_tx_control(struct bipfw *fw, int peer, uint8_t type, uint16_t flags,
 		     uint32_t seq);
 /* A small message of len bytes to a lossless peer, written straight into

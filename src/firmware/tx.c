@@ -515,9 +515,7 @@ static bool tx_work(const struct bipfw_peer *p)
 	       p->close_due || p->rx.nack_due || p->tx.resend != p->tx.next;
 }
 
-/* Whether the transmit side may still owe p something: a packet, or an
- * ack the clock may make due. */
-static bool owes(const struct bipfw_peer *p)
+bool bipfw_tx_owes(const struct bipfw_peer *p)
 {
 	return acks_go_to(p) &&
 	       (tx_work(p) || p->rx.unacked || p->rx.ack_urgent);
@@ -549,7 +547,7 @@ int bipfw_tx_run(struct bipfw *fw)
 	for (unsigned k = 0; k < fw->tx_n; k++) {
 		int peer = fw->tx_list[k];
 
-		if (owes(&fw->peers[peer]))
+		if (bipfw_tx_owes(&fw->peers[peer]))
 			fw->tx_list[kept++] = peer;
 		else
 			fw->peers[peer].tx_listed = false;
