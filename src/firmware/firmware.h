@@ -157,6 +157,9 @@ struct bipfw_wire_class {
 	int (*rma)(void *ctx, int peer, void *local, uint64_t addr, size_t len,
 		   bool write);
 	bool (*rma_reach)(void *ctx, int peer);
+	/* Lossless wires, optional: whether the peer has read everything we
+	 * wrote into its link (what bip_close waits for). */
+	bool (*read_all)(void *ctx, int peer);
 	/* Memory the host's processes share, for one-sided access by load
 	 * and store: mem_alloc gives len bytes, zeroed, at *addr_p and the
 	 * key that names them to peers; mem_free ends them (addr NULL: only

@@ -548,8 +548,20 @@ bool bipfw_sends_drained(const struct bipfw *fw)
 		    fw->slots[i].state != BIPFW_SEND_DONE)
 			return false;
 	/* A small message written straight into a lossless link has no
-	 * slot and is in the receiver's memory already: nothing to wait
-	 * for (bipfw_tx_small). */
+	 * slot and owes no ack (bipfw_tx_small): it is in the receiver's
+	 * memory, but a receiver that has not read it may not even have
+	 * attached us yet, which our close would then prevent. */
+	for (int i = 0; i < fw->cfg.nnodes; i++) {
+		const struct bipfw_peer *p = &fw->peers[i];
+		const struct bipfw_port *w;
+
+		if (p->lossy || !p->sent || p->state != BIPFW_PEER_LIVE ||
+		    p->wire == BIPFW_NO_WIRE)
+			continue;
+		w = &fw->wires[p->wire];
+		if (w->cls->read_all && !w->cls->read_all(w->ctx, i))
+			return false;
+	}
 	return true;
 }
 

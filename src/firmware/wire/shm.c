@@ -1439,6 +1439,16 @@ static size_t shm_pull_min(void *ctx, int peer)
 	return ((struct bipfw_shm *)ctx)->k.pull_min;
 }
 
+/* The peer's tail (its own to write) is only compared with our head. */
+static bool shm_read_all(void *ctx, int peer)
+{
+	struct shm_peer *pp = &((struct bipfw_shm *)ctx)->peers[peer];
+
+	return !pp->seg || !pp->out || pp->cut ||
+	       atomic_load_explicit(&pp->out->tail, memory_order_acquire) ==
+		       pp->head;
+}
+
 static bool shm_rma_reach(void *ctx, int peer)
 {
 	return ((struct bipfw_shm *)ctx)->peers[peer].cma;
@@ -1691,6 +1701,7 @@ const struct bipfw_wire_class bipfw_shm_class = {
 	.unexpose = shm_unexpose,
 	.pull_min = shm_pull_min,
 	.rma = shm_rma,
+	.read_all = shm_read_all,
 	.rma_reach = shm_rma_reach,
 	.mem_alloc = shm_mem_alloc,
 	.mem_free = shm_mem_free,
