@@ -10,7 +10,8 @@
  * Input: one byte of choice (bit 0: the peer's segment; else our ring,
  * whose records are lent as the small queue lends them when bit 1 is set:
  * every other one kept, then all given back in order), then the bytes of
- * that segment or ring image.
+ * that segment or ring image. Every header read from node 1's ring must
+ * name node 1, or the forged mark.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 * packet of payload after it. */
 			memcpy(page, payload, avail);
 			memcpy(page, hdr, sizeof(*hdr));
+			/* Node 1's ring speaks for node 1 only. */
+			if (hdr->src != 1 && hdr->src != BIPFW_SHM_FORGED)
+				abort();
 			if ((data[0] & 2) && (i & 1))
 				tokens[kept++] = bipfw_shm_class.keep(shm);
 			else
@@ -246,15 +250,17 @@ int main(int argc, char **argv)
 	/* Our ring with packets node 1 put there: connect the two, send. */
 	{
 		char card[256];
-		struct bip_pkt_hdr h = { .type = BIP_PKT_SMALL };
+		struct bip_pkt_hdr h = { .type = BIP_PKT_SMALL, .src = 1 };
 		static uint8_t data[PKT];
 
 		bipfw_shm_card(a, card, sizeof(card));
 		if (bipfw_shm_connect(b, 0, card))
 			return 1;
 		ring = bipfw_shm_inbound(a, 1, &len);
+		/* The third claims another source: forged. */
 		for (int i = 0; i < 4; i++) {
 			h.len = i & 1 ? PKT : 100;
+			h.src = i == 2 ? 0 : 1;
 			shm_send(b, 0, &h, data, h.len);
 		}
 		save(argv[1], "ring", ring, len, 0);

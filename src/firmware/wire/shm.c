@@ -1271,6 +1271,12 @@ static int shm_peek(void *ctx, const void **hdr,
 		at = shm->tails[src] & (shm->ring_size - 1);
 		rec = shm->in[src]->data + at;
 		memcpy(&shm->rx_hdr, rec, sizeof(shm->rx_hdr));
+		/* A ring carries its sender's packets only: one that claims
+		 * another source is forged, and packet_valid drops it (a
+		 * small message outside the sequence has no number that a
+		 * forger would have to guess). */
+		if (shm->rx_hdr.src != src)
+			shm->rx_hdr.src = BIPFW_SHM_FORGED;
 		room = shm->ring_size - at - sizeof(struct bip_pkt_hdr);
 		len = shm->rx_hdr.flags & BIP_PKTF_INLINE ? 0 : shm->rx_hdr.len;
 		if (len > room)

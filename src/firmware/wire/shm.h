@@ -35,6 +35,11 @@ int bipfw_shm_card_parse(const char *card, struct bipfw_shm_card *c);
  * geometry from the copy. Tests and fuzzers hand it memory of their own. */
 int bipfw_shm_attach(struct bipfw_shm *shm, int peer, int pid, void *seg,
 		     size_t size);
+/* The source peek shows for a packet whose header names another node than
+ * the ring's writer: no node has it, so the packet is dropped as
+ * malformed. */
+#define BIPFW_SHM_FORGED UINT16_MAX
+
 /* Where packets from src arrive in our own segment, their ring rewound to
  * position 0 (tests and fuzzers write a ring image there). */
 void *bipfw_shm_inbound(struct bipfw_shm *shm, int src, size_t *len_p);
