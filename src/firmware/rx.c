@@ -505,8 +505,7 @@ static void release_acked(struct bipfw *fw, struct bipfw_peer *p,
 
 /* The ack a packet carries, of our sequenced packets: it may complete
  * sends, and open the window for more. */
-static void take_ack(struct bipfw *fw, int src, struct bipfw_peer *p,
-		     uint32_t ack)
+static void take_ack(struct bipfw *fw, struct bipfw_peer *p, uint32_t ack)
 {
 	uint32_t una = p->tx.una;
 
@@ -521,7 +520,7 @@ static bool take_unsequenced(struct bipfw *fw, int src, struct bipfw_peer *p,
 {
 	if (h->ack != p->tx.una) {
 		bipfw_tx_wake(fw, src);
-		take_ack(fw, src, p, h->ack);
+		take_ack(fw, p, h->ack);
 	}
 	if (deliver_small(fw, src, p, h, payload) != DELIVERED)
 		return false; /* held in the link until the queue has room */
@@ -557,7 +556,7 @@ static bool handle_packet(struct bipfw *fw, const struct bip_pkt_hdr *h,
 	bipfw_tx_wake(fw, src);
 	fw->cnt.packets_received++;
 	p->rx_at = fw->now;
-	take_ack(fw, src, p, h->ack);
+	take_ack(fw, p, h->ack);
 
 	switch (h->type) {
 	case BIP_PKT_ACK:
