@@ -30,6 +30,10 @@ if [ $status -ne 0 ]; then
 		test/*/*.log test/*.log 2>/dev/null); do
 		echo "== $f"; grep -m1 -B2 -A25 -E 'Sanitizer|runtime error' "$f"
 	done
+	# A failure without a report says why in its own log: show its end.
+	for t in $(sed -n 's/^\(FAIL\|ERROR\): //p' check.log); do
+		echo "== the end of ${t%.sh}.log (sanitizers)"; tail -30 "${t%.sh}.log"
+	done
 	grep -E '^(FAIL|ERROR):' check.log >/dev/null &&
 		{ echo "FAILED: the sanitizer build's test suite failed"; exit 1; }
 	tail -20 check.log

@@ -1376,7 +1376,6 @@ static int cma_direct(struct bipfw_shm *shm, int peer, void *local_buf,
  * which the kernel copies at full speed, and our copy loop moves between
  * it and local_buf while the piece is still in the cache. */
 #define BOUNCE_PIECE (64u << 10)
-#define PAGE_MASK_LOW 4095u
 
 static int cma_copy(struct bipfw_shm *shm, int peer, void *local_buf,
 		    uint64_t addr, size_t len, bool write)
@@ -1393,7 +1392,7 @@ static int cma_copy(struct bipfw_shm *shm, int peer, void *local_buf,
 	     !(shm->bounce = aligned_alloc(PAGE, BOUNCE_PIECE + PAGE))))
 		return cma_direct(shm, peer, local, addr, len, write);
 	for (size_t done = 0; done < len && !rc; done += n) {
-		uint8_t *b = shm->bounce + ((addr + done) & PAGE_MASK_LOW);
+		uint8_t *b = shm->bounce + ((addr + done) & (PAGE - 1));
 
 		n = len - done < BOUNCE_PIECE ? len - done : BOUNCE_PIECE;
 		if (write)
