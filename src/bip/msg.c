@@ -126,8 +126,8 @@ static int peek(bip_ep_t *ep, const void **data, struct bip_status *st,
 		if (err)
 			return err;
 		if (!poll || bipfw_small_peek(ep->fw, data, &len, &node))
-			return bipfw_live_peers(ep->fw) ? -BIP_EAGAIN
-							: -BIP_EPEERGONE;
+			return bipfw_any_live(ep->fw) ? -BIP_EAGAIN
+						      : -BIP_EPEERGONE;
 	}
 	if (st)
 		*st = (struct bip_status){ .node = node, .tag = -1, .len = len };

@@ -372,6 +372,8 @@ int bipfw_take_error(struct bipfw *fw);
 /* Number of peers that are neither gone nor closed and may still send to
  * us: the others, and this node while its packets to itself are due. */
 int bipfw_live_peers(const struct bipfw *fw);
+/* Whether that number is not 0 (cheaper: the other nodes first). */
+bool bipfw_any_live(const struct bipfw *fw);
 bool bipfw_peer_gone(const struct bipfw *fw, int peer);
 
 const struct bipfw_counters *bipfw_counters(const struct bipfw *fw);

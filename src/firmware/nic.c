@@ -579,6 +579,12 @@ int bipfw_live_peers(const struct bipfw *fw)
 		    self->cts.head != BIPFW_NONE);
 }
 
+bool bipfw_any_live(const struct bipfw *fw)
+{
+	/* Every empty poll asks: the other nodes first, a count. */
+	return fw->cfg.nnodes - 1 > fw->others_lost || bipfw_live_peers(fw);
+}
+
 bool bipfw_peer_gone(const struct bipfw *fw, int peer)
 {
 	return fw->peers[peer].state != BIPFW_PEER_LIVE;

@@ -382,8 +382,6 @@ int MPIDI_BIP_send_fifo_drain(int *progress)
 	MPIDI_BIP_ctlq_t *q;
 	int mpi_errno = MPI_SUCCESS, rc, n = MPIR_Process.size;
 
-	if (!g->sfifo_peers && !g->credits_due)
-		return MPI_SUCCESS;
 	/* Wrapped by compares, not divisions: a sender that runs ahead of
 	 * its credits comes here on every progress call. */
 	if (++g->sfifo_next >= n)

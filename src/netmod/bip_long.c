@@ -320,11 +320,8 @@ fn_fail:
 
 int MPIDI_BIP_long_progress(int *progress)
 {
-	int mpi_errno;
+	int mpi_errno = poll_lsends(progress);
 
-	if (!MPIDI_BIP_global.lsends && !MPIDI_BIP_global.nlrecvs)
-		return MPI_SUCCESS;
-	mpi_errno = poll_lsends(progress);
 	if (mpi_errno)
 		return mpi_errno;
 	return poll_lrecvs(progress);

@@ -236,10 +236,14 @@ int MPIDI_BIP_progress(int vci, int blocking)
 
 	mpi_errno = drain_control(&progress);
 	MPIR_ERR_CHECK(mpi_errno);
-	mpi_errno = MPIDI_BIP_send_fifo_drain(&progress);
-	MPIR_ERR_CHECK(mpi_errno);
-	mpi_errno = MPIDI_BIP_long_progress(&progress);
-	MPIR_ERR_CHECK(mpi_errno);
+	if (MPIDI_BIP_send_fifo_busy()) {
+		mpi_errno = MPIDI_BIP_send_fifo_drain(&progress);
+		MPIR_ERR_CHECK(mpi_errno);
+	}
+	if (MPIDI_BIP_long_busy()) {
+		mpi_errno = MPIDI_BIP_long_progress(&progress);
+		MPIR_ERR_CHECK(mpi_errno);
+	}
 	mpi_errno = check_peers(g);
 	MPIR_ERR_CHECK(mpi_errno);
 	/* MPICH polls in a loop: after a while with nothing to do, BIP's idle

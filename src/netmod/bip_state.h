@@ -217,7 +217,13 @@ int MPIDI_BIP_ctl_sendv_lent(int node, void *hdr, size_t hdr_len,
 int MPIDI_BIP_send_fifo_unlend(int node, MPIR_Request *sreq);
 void MPIDI_BIP_ctl_arrived(int node, const MPIDI_BIP_ctl_t *ctl);
 int MPIDI_BIP_ctl_consumed(int node, const MPIDI_BIP_ctl_t *ctl);
+/* Only when MPIDI_BIP_send_fifo_busy(): an empty poll asks that instead of
+ * paying for the call and its frame. */
 int MPIDI_BIP_send_fifo_drain(int *progress);
+static inline bool MPIDI_BIP_send_fifo_busy(void)
+{
+	return MPIDI_BIP_global.sfifo_peers || MPIDI_BIP_global.credits_due;
+}
 /* Take the announcement of the send with this handle out of node's send
  * FIFO, if it is still there: true when it was (it never left). */
 bool MPIDI_BIP_send_fifo_take(int node, uint64_t handle);
@@ -235,7 +241,12 @@ int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
 int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
 			  const void *src,
 			  int (*complete)(MPIDI_BIP_lsend_t *, int), void *arg);
+/* Only when MPIDI_BIP_long_busy(), as above. */
 int MPIDI_BIP_long_progress(int *progress);
+static inline bool MPIDI_BIP_long_busy(void)
+{
+	return MPIDI_BIP_global.lsends || MPIDI_BIP_global.nlrecvs;
+}
 /* The long sends of request arg read from `to` instead of `from` (a copy
  * of the same bytes), those BIP holds already included. */
 int MPIDI_BIP_lsends_move(void *arg, const char *from, const char *to);
