@@ -63,21 +63,16 @@ static enum bip_idle_policy phase(const bip_ep_t *ep, uint64_t waited_ns,
 	return BIP_IDLE_BLOCK;
 }
 
-void bip_idle_empty(bip_ep_t *ep, bool may_block, bool own_loop,
-		    unsigned sleep_us)
+/* A look at the clock, and what the wait has come to: out of line, so
+ * that the polls in between (most of them) build no stack frame. */
+static __attribute__((noinline)) void idle_look(bip_ep_t *ep, bool may_block,
+						bool own_loop,
+						unsigned sleep_us,
+						unsigned first, unsigned every)
 {
 	struct bip_idle *s = &ep->idle;
-	unsigned first = s->spin_ns ? SPIN_LOOK : 1;
-	unsigned every = s->mode == BIP_IDLE_SPIN && s->spin_ns ? SPIN_LOOK : 1;
-	uint64_t now;
+	uint64_t now = bipfw_now_ns();
 
-	/* A wait is timed from its first look at the clock. Every empty poll
-	 * comes here: a mask, not a division (every is 1 or SPIN_LOOK). */
-	_Static_assert((SPIN_LOOK & (SPIN_LOOK - 1)) == 0, "a power of two");
-	if (++s->empty < first ||
-	    (s->empty > first && ((s->empty - first) & (every - 1))))
-		return;
-	now = bipfw_now_ns();
 	if (s->empty == first) {
 		/* Nothing given away yet: the next look tells a wait from a
 		 * caller working between polls. */
@@ -114,6 +109,22 @@ void bip_idle_empty(bip_ep_t *ep, bool may_block, bool own_loop,
 		break;
 	}
 	s->left_ns = bipfw_now_ns();
+}
+
+void bip_idle_empty(bip_ep_t *ep, bool may_block, bool own_loop,
+		    unsigned sleep_us)
+{
+	struct bip_idle *s = &ep->idle;
+	unsigned first = s->spin_ns ? SPIN_LOOK : 1;
+	unsigned every = s->mode == BIP_IDLE_SPIN && s->spin_ns ? SPIN_LOOK : 1;
+
+	/* A wait is timed from its first look at the clock. Every empty poll
+	 * comes here: a mask, not a division (every is 1 or SPIN_LOOK). */
+	_Static_assert((SPIN_LOOK & (SPIN_LOOK - 1)) == 0, "a power of two");
+	if (++s->empty < first ||
+	    (s->empty > first && ((s->empty - first) & (every - 1))))
+		return;
+	idle_look(ep, may_block, own_loop, sleep_us, first, every);
 }
 
 int bip_idle(bip_ep_t *ep, int events, int may_block)
