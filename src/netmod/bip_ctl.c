@@ -10,7 +10,7 @@
 #include "bip_ctl.h"
 #include "bip_field.h"
 
-#define CARD_VERSION "bipnm3"
+#define CARD_VERSION "bipnm4"
 #define ACK_FLAGS                                                              \
 	(MPIDI_BIP_ACK_LAST | MPIDI_BIP_ACK_READ | MPIDI_BIP_ACK_FAILED |      \
 	 MPIDI_BIP_ACK_WITHDRAWN)
@@ -28,6 +28,8 @@ static const size_t fixed_len[MPIDI_BIP_CTL_NTYPES] = {
 	[MPIDI_BIP_CTL_EAGER] = sizeof(MPIDI_BIP_ctl_rts_t),
 	[MPIDI_BIP_CTL_MORE] = sizeof(MPIDI_BIP_ctl_t),
 	[MPIDI_BIP_CTL_WITHDRAW] = sizeof(MPIDI_BIP_ctl_ack_t),
+	[MPIDI_BIP_CTL_PUSH] = sizeof(MPIDI_BIP_ctl_push_t),
+	[MPIDI_BIP_CTL_PUSHED] = sizeof(MPIDI_BIP_ctl_ack_t),
 };
 
 /* Rule per type: what its length and fields may be. */
@@ -90,6 +92,24 @@ static int check_fields(const MPIDI_BIP_ctl_msg_t *m, size_t len,
 			return MPIDI_BIP_CTL_DROP_LENGTH;
 		return m->ack.offset || m->ack.len || m->ack.bip_tag ||
 				       m->ack.flags
+			       ? MPIDI_BIP_CTL_DROP_SIZE
+			       : 0;
+	case MPIDI_BIP_CTL_PUSH:
+		/* Some bytes, within an MPI_Aint, to somewhere. */
+		if (rest)
+			return MPIDI_BIP_CTL_DROP_LENGTH;
+		return !m->push.len || !m->push.addr ||
+				       m->push.offset > MPIDI_BIP_DATA_MAX ||
+				       m->push.len > MPIDI_BIP_DATA_MAX
+			       ? MPIDI_BIP_CTL_DROP_SIZE
+			       : 0;
+	case MPIDI_BIP_CTL_PUSHED:
+		if (rest)
+			return MPIDI_BIP_CTL_DROP_LENGTH;
+		return m->ack.offset > MPIDI_BIP_DATA_MAX ||
+				       m->ack.len > MPIDI_BIP_DATA_MAX ||
+				       m->ack.bip_tag ||
+				       (m->ack.flags & ~MPIDI_BIP_ACK_FAILED)
 			       ? MPIDI_BIP_CTL_DROP_SIZE
 			       : 0;
 	case MPIDI_BIP_CTL_AM:

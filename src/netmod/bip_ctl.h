@@ -35,7 +35,10 @@
 			/* envelope, size and first bytes (body of RTS3) */    \
 	X(MORE)         /* the next bytes of that message (header only) */   \
 	X(WITHDRAW)     /* the sender cancels an RNDV whose data we may */    \
-			/* read: drop it if no receive took it (body of ACK) */
+			/* read: drop it if no receive took it (body of ACK) */ \
+	X(PUSH)         /* a receiver that reads the data asks its sender */  \
+			/* to write the rest into its memory meanwhile */      \
+	X(PUSHED)       /* the answer: written, or FAILED (body of ACK) */
 
 enum MPIDI_BIP_ctl_type {
 	MPIDI_BIP_CTL_NONE = 0,
@@ -89,6 +92,19 @@ typedef struct {
  * waiting for a receive: it is dropped, the send is cancelled. */
 #define MPIDI_BIP_ACK_WITHDRAWN 0x8
 
+/* PUSH: the receiver reads [0, offset) of the data itself while the
+ * sender writes [offset, +len) at addr in the receiver's memory (two
+ * processes copy at once, MPIDI_BIP_split_min); PUSHED, an ACK whose sreq
+ * is the receiver's split, says it is done (flags: FAILED if not). */
+typedef struct {
+	MPIDI_BIP_ctl_t h;
+	uint64_t sreq;    /* 16: the sender's request, as in ACK */
+	uint64_t offset;  /* 24 */
+	uint64_t len;     /* 32 */
+	uint64_t addr;    /* 40: where [offset, +len) goes */
+	uint64_t split;   /* 48: the receiver's handle, named in PUSHED */
+} MPIDI_BIP_ctl_push_t;
+
 /* AM and AM_RTS: the MPIDIG header (and AM's data) follow. */
 typedef struct {
 	MPIDI_BIP_ctl_t h;
@@ -103,7 +119,8 @@ typedef struct {
 _Static_assert(sizeof(MPIDI_BIP_ctl_t) == 16 &&
 		       sizeof(MPIDI_BIP_ctl_rts_t) == 40 &&
 		       sizeof(MPIDI_BIP_ctl_ack_t) == 48 &&
-		       sizeof(MPIDI_BIP_ctl_am_t) == 40,
+		       sizeof(MPIDI_BIP_ctl_am_t) == 40 &&
+		       sizeof(MPIDI_BIP_ctl_push_t) == 56,
 	       "control message sizes are the wire format");
 
 /* Message sizes fit an MPI_Aint. */
@@ -138,6 +155,7 @@ typedef union {
 	MPIDI_BIP_ctl_rts_t rts;
 	MPIDI_BIP_ctl_ack_t ack;
 	MPIDI_BIP_ctl_am_t am;
+	MPIDI_BIP_ctl_push_t push;
 } MPIDI_BIP_ctl_msg_t;
 
 /* What the receiver knows of the peer a message came from. */
@@ -162,7 +180,7 @@ int MPIDI_BIP_ctl_decode(const void *bytes, size_t len,
 
 /*
  * The netmod's business card: what a peer must know of us before the first
- * message, then BIP's own card. "bipnm2;A;R;P;H;" + BIP's card, where A is
+ * message, then BIP's own card. "bipnm4;A;R;P;H;" + BIP's card, where A is
  * the number of control messages we can hold from each peer (our credits
  * CVAR, bounded by BIP's queue shared among the peers), R the largest
  * message we send by the three-way protocol (the receiver sizes a

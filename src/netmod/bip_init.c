@@ -73,6 +73,19 @@ cvars:
         Bytes per rendezvous fragment; the receiver acknowledges each one
         before the next is sent.
 
+    - name        : MPIR_CVAR_CH4_BIP_SPLIT_MIN
+      category    : CH4_BIP
+      type        : int
+      default     : 65536
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Smallest message (bytes) that a receiver reading its sender's data
+        on the same host shares with the sender: it reads the first half
+        while the sender writes the second into its buffer, two copies at
+        once (not with more ranks on the host than cores). 0: never.
+
     - name        : MPIR_CVAR_CH4_BIP_CREDITS
       category    : CH4_BIP
       type        : int
@@ -153,6 +166,8 @@ static int read_cvars(MPIDI_BIP_global_t *g)
 		  MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD, 0, INT_MAX },
 		{ "MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE",
 		  MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE, 1, INT_MAX },
+		{ "MPIR_CVAR_CH4_BIP_SPLIT_MIN", MPIR_CVAR_CH4_BIP_SPLIT_MIN, 0,
+		  INT_MAX },
 		{ "MPIR_CVAR_CH4_BIP_CREDITS", MPIR_CVAR_CH4_BIP_CREDITS, 0,
 		  UINT8_MAX },
 		{ "MPIR_CVAR_CH4_BIP_SEND_FIFO_MAX",
@@ -176,6 +191,7 @@ static int read_cvars(MPIDI_BIP_global_t *g)
 	g->eager_limit = (size_t)MPIR_CVAR_CH4_BIP_EAGER_LIMIT;
 	g->rndv_threshold = (size_t)MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD;
 	g->fragment = (size_t)MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE;
+	g->split_min = (size_t)MPIR_CVAR_CH4_BIP_SPLIT_MIN;
 	g->accept = MPIR_CVAR_CH4_BIP_CREDITS;
 	g->sfifo_limit = (unsigned)MPIR_CVAR_CH4_BIP_SEND_FIFO_MAX;
 	g->rfifo_limit = (unsigned)MPIR_CVAR_CH4_BIP_RECV_FIFO_MAX;
@@ -195,6 +211,7 @@ static int release(MPIDI_BIP_global_t *g)
 	g->peers = NULL;
 	MPIDI_BIP_handles_destroy(&g->sends);
 	MPIDI_BIP_handles_destroy(&g->am_sends);
+	MPIDI_BIP_handles_destroy(&g->splits);
 	return rc;
 }
 
@@ -379,7 +396,9 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 	fprintf(stderr,
 		"bip netmod rank %d: short %llu, eager %llu, three-way %llu, "
 		"rendezvous %llu "
-		"(synchronous %llu, fragments %llu, read by us %llu), "
+		"(synchronous %llu, fragments %llu, read by us %llu, "
+		"with the sender's help %llu, parts written for a receiver "
+		"%llu), "
 		"credits-only %llu (N=%s), "
 		"unexpected %llu (max queued %u), active messages inline %llu, "
 		"announced %llu, puts and gets direct %llu (by load and store "
@@ -398,6 +417,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)c->ssend,
 		(unsigned long long)c->fragments,
 		(unsigned long long)c->read,
+		(unsigned long long)c->split,
+		(unsigned long long)c->pushed,
 		(unsigned long long)c->credits_only, n_range,
 		(unsigned long long)c->unexpected, c->unexp_max,
 		(unsigned long long)c->am_short,

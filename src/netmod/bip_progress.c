@@ -117,6 +117,29 @@ static int named_request(int node, const MPIDI_BIP_ctl_msg_t *m,
 			return MPIDI_BIP_CTL_DROP_RANGE;
 		data_sz = req->dev.ch4.netmod.bip.data_sz;
 		break;
+	case MPIDI_BIP_CTL_PUSH:
+		/* Only data we let it read may it ask us to write. */
+		req = MPIDI_BIP_handle_get(&g->sends, m->push.sreq);
+		if (!req || req->dev.ch4.netmod.bip.node != node)
+			return MPIDI_BIP_CTL_DROP_HANDLE;
+		if (!(req->dev.ch4.netmod.bip.flags & MPIDI_BIP_REQ_READ) ||
+		    m->push.offset + m->push.len >
+			    req->dev.ch4.netmod.bip.data_sz)
+			return MPIDI_BIP_CTL_DROP_RANGE;
+		*req_p = req;
+		return MPIDI_BIP_CTL_OK;
+	case MPIDI_BIP_CTL_PUSHED: {
+		/* The part we asked that node for, and no other. */
+		const MPIDI_BIP_split_t *sp =
+			MPIDI_BIP_handle_get(&g->splits, m->ack.sreq);
+
+		if (!sp || sp->node != node)
+			return MPIDI_BIP_CTL_DROP_HANDLE;
+		return m->ack.offset != sp->at ||
+				       m->ack.len != sp->len - sp->at
+			       ? MPIDI_BIP_CTL_DROP_RANGE
+			       : MPIDI_BIP_CTL_OK;
+	}
 	case MPIDI_BIP_CTL_AM_CTS:
 		req = MPIDI_BIP_handle_get(&g->am_sends, m->ack.sreq);
 		if (!req || req->dev.ch4.am.netmod_am.bip.node != node)
@@ -179,6 +202,12 @@ static int dispatch(int node, const void *msg, size_t len)
 		break;
 	case MPIDI_BIP_CTL_WITHDRAW:
 		mpi_errno = MPIDI_BIP_recv_withdraw(node, m.ack.sreq);
+		break;
+	case MPIDI_BIP_CTL_PUSH:
+		mpi_errno = MPIDI_BIP_send_push(node, req, &m.push);
+		break;
+	case MPIDI_BIP_CTL_PUSHED:
+		mpi_errno = MPIDI_BIP_recv_pushed(node, &m.ack);
 		break;
 	case MPIDI_BIP_CTL_AM:
 		mpi_errno = MPIDI_BIP_am_arrived(node, &m.am, payload);

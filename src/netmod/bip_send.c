@@ -295,6 +295,7 @@ int MPIDI_BIP_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
 	rts.sreq = r->handle;
 	if (receiver_may_read(&g->peers[node], node, data_sz, sync)) {
 		r->flags |= MPIDI_BIP_REQ_READ;
+		g->peers[node].readable++;
 		rts.addr = (uint64_t)(uintptr_t)r->data;
 	}
 	mpi_errno = MPIDI_BIP_ctl_send(node, &rts, sizeof(rts));
@@ -312,6 +313,8 @@ static int send_complete(MPIR_Request *sreq)
 	MPIDI_BIP_request_t *r = &BIP_REQ(sreq);
 
 	MPIDI_BIP_handle_free(&MPIDI_BIP_global.sends, r->handle);
+	if (r->flags & MPIDI_BIP_REQ_READ)
+		MPIDI_BIP_global.peers[r->node].readable--;
 	MPL_free(r->pack);
 	r->pack = NULL;
 	if (r->flags & MPIDI_BIP_REQ_DETACHED) {
@@ -373,6 +376,36 @@ int MPIDI_BIP_send_ack(int node, MPIR_Request *sreq,
 					   : MPI_SUCCESS;
 	return MPIDI_BIP_lsend(ack, node, r->data, send_fragment_done,
 				     sreq);
+}
+
+/* The receiver reads the first part of our data and asks us to write the
+ * rest into its memory meanwhile (its PUSH, checked against this request in
+ * bip_progress.c): one copy, at once, then the answer. Our send completes
+ * as before, on its ACK once its own read is done too. A write that fails
+ * says so, and the receiver reads that part itself. */
+int MPIDI_BIP_send_push(int node, MPIR_Request *sreq,
+			const MPIDI_BIP_ctl_push_t *push)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	MPIDI_BIP_ctl_ack_t done = {
+		.h.type = MPIDI_BIP_CTL_PUSHED,
+		.sreq = push->split,
+		.offset = push->offset,
+		.len = push->len,
+	};
+	int rc = bip_write(g->ep, node, push->addr,
+			   (const char *)BIP_REQ(sreq).data + push->offset,
+			   push->len);
+
+	if (rc) {
+		MPL_DBG_MSG_FMT(MPIDI_CH4_DBG_GENERAL, VERBOSE,
+				(MPL_DBG_FDEST, "bip: writing for rank %d: %s",
+				 node, bip_strerror(rc)));
+		done.flags = MPIDI_BIP_ACK_FAILED;
+	} else {
+		g->cnt.pushed++;
+	}
+	return MPIDI_BIP_ctl_send(node, &done, sizeof(done));
 }
 
 /*

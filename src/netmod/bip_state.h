@@ -79,6 +79,23 @@ typedef struct MPIDI_BIP_lsend {
 	void *arg;
 } MPIDI_BIP_lsend_t;
 
+/* A message two processes copy at once: we read [0, at) of the sender's
+ * data while it writes [at, len) into dst (PUSH). It is over when the
+ * sender says so (PUSHED), whatever our read did: until then it may still
+ * write into dst. */
+typedef struct MPIDI_BIP_split {
+	int node;
+	uint64_t handle;              /* ours, named in PUSHED */
+	uint64_t sreq;                /* the sender's, named in our ACK */
+	uint64_t addr, at, len;       /* its data; the sender's part */
+	char *dst;
+	uint32_t ack_flags;           /* LAST for a truncating receive */
+	int err;                      /* how our read failed, if it did */
+	uint64_t t0;                  /* the start: its cost is a sample */
+	int (*complete)(void *arg, int err);
+	void *arg;
+} MPIDI_BIP_split_t;
+
 /* The eager message from a peer whose pieces are coming: its bytes land in
  * dst (the matched receive's buffer, or an unexpected message's) up to
  * cap, the rest of a truncated message is counted and dropped. */
@@ -100,6 +117,7 @@ typedef struct {
 	uint64_t rts3_max;    /* the largest three-way message it sends */
 	size_t piece;         /* bytes of each eager piece, header included */
 	size_t read_min;      /* it may read our data from this size (BIP) */
+	unsigned readable;    /* our sends it may read, not over yet */
 	MPIDI_BIP_eager_t eager; /* its eager message in flight to us */
 	MPIDI_BIP_ctlq_t *head, *tail;
 	unsigned queued;      /* messages in that FIFO */
@@ -113,6 +131,8 @@ typedef struct {
 	uint64_t ssend;          /* synchronous sends (always rendezvous) */
 	uint64_t fragments;      /* rendezvous fragments */
 	uint64_t read;           /* messages we read from their sender */
+	uint64_t split;          /* ...of which the sender wrote a part */
+	uint64_t pushed;         /* parts we wrote for a receiver */
 	uint64_t credits_only;   /* credits-only messages sent */
 	uint64_t lent;           /* short sends queued with their data lent */
 	uint64_t dropped[MPIDI_BIP_CTL_NDROPS]; /* malformed messages, by why */
@@ -134,11 +154,14 @@ typedef struct {
 	size_t rndv_threshold;          /* smallest rendezvous message */
 	size_t eager_limit;             /* largest eager one */
 	size_t fragment;                /* rendezvous fragment */
+	size_t split_min;               /* smallest read shared with the
+					 * sender; 0: never */
 	int accept;                     /* credits we can take from a peer */
 	unsigned sfifo_limit, rfifo_limit;
 	/* requests that peers name in control messages */
 	MPIDI_BIP_handles_t sends;      /* three-way and rendezvous sends */
 	MPIDI_BIP_handles_t am_sends;   /* announced active messages */
+	MPIDI_BIP_handles_t splits;     /* reads the sender helps with */
 	unsigned detached;              /* sends whose cancel failed, going on */
 	int lost_seen;                  /* BIP's count of lost peers, handled */
 	/* control messages */
@@ -261,8 +284,11 @@ int MPIDI_BIP_recv_eager(int node, const MPIDI_BIP_ctl_rts_t *rts,
 			 const void *data);
 int MPIDI_BIP_recv_more(int node, const MPIDI_BIP_ctl_t *more,
 			const void *data);
+int MPIDI_BIP_recv_pushed(int node, const MPIDI_BIP_ctl_ack_t *pushed);
 int MPIDI_BIP_send_ack(int node, MPIR_Request *sreq,
 		       const MPIDI_BIP_ctl_ack_t *ack);
+int MPIDI_BIP_send_push(int node, MPIR_Request *sreq,
+			const MPIDI_BIP_ctl_push_t *push);
 int MPIDI_BIP_am_arrived(int node, const MPIDI_BIP_ctl_am_t *am,
 			 const void *payload);
 int MPIDI_BIP_am_rts(int node, const MPIDI_BIP_ctl_am_t *am,

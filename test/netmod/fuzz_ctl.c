@@ -134,6 +134,10 @@ int main(int argc, char **argv)
 	MPIDI_BIP_ctl_am_t am = { .h.type = MPIDI_BIP_CTL_AM,
 				  .handler_id = 3, .am_hdr_sz = 8,
 				  .data_sz = 16 };
+	MPIDI_BIP_ctl_push_t push = { .h.type = MPIDI_BIP_CTL_PUSH,
+				      .sreq = 1ull << 32, .offset = 1 << 16,
+				      .len = 1 << 16, .addr = 0x7f0000001000,
+				      .split = 2ull << 32 };
 	MPIDI_BIP_card_t card = { .credits = 32, .rts3_max = 262143,
 				  .pid = 4242, .host = "node1" };
 	char text[256];
@@ -155,6 +159,10 @@ int main(int argc, char **argv)
 	ack.h.type = MPIDI_BIP_CTL_AM_CTS;
 	ack.flags = 0;
 	save(argv[1], "am-cts", peer, 5, &ack, sizeof(ack));
+	save(argv[1], "push", peer, 5, &push, sizeof(push));
+	ack.h.type = MPIDI_BIP_CTL_PUSHED;
+	ack.flags = MPIDI_BIP_ACK_FAILED;
+	save(argv[1], "pushed", peer, 5, &ack, sizeof(ack));
 	memcpy(buf, &am, sizeof(am));
 	save(argv[1], "am", peer, 5, buf, sizeof(am) + 24);
 	am.h.type = MPIDI_BIP_CTL_AM_RTS;

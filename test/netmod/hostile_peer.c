@@ -6,7 +6,8 @@
  * any buffer, offsets that wrap, request handles that name nothing (or a
  * pointer of this process), credits the receiver never gave, handlers that
  * do not exist, unknown types, lengths that disagree with the type, eager
- * pieces that belong to no message. The
+ * pieces that belong to no message, pushes and their answers that name no
+ * transfer. The
  * receiver must drop and count each one, and go on working.
  */
 #define _GNU_SOURCE
@@ -101,6 +102,24 @@ static void inject(sendv_fn real, bip_ep_t *ep, int node)
 		memcpy(bytes, &more, sizeof(more));
 		send_raw(real, ep, node, bytes, sizeof(more) + 8);
 		n += 3;
+	}
+	{
+		/* A push for a send that is not there, for bytes beyond any
+		 * message, to nowhere; the answer to a split never asked. */
+		MPIDI_BIP_ctl_push_t push = { .h.type = MPIDI_BIP_CTL_PUSH,
+					      .sreq = bogus[0], .len = 64,
+					      .addr = bogus[1] };
+		MPIDI_BIP_ctl_ack_t pushed = { .h.type = MPIDI_BIP_CTL_PUSHED,
+					       .sreq = bogus[1], .len = 64 };
+
+		send_raw(real, ep, node, &push, sizeof(push));
+		push.offset = ~0ull - 8;
+		send_raw(real, ep, node, &push, sizeof(push));
+		push.offset = 0;
+		push.addr = 0;
+		send_raw(real, ep, node, &push, sizeof(push));
+		send_raw(real, ep, node, &pushed, sizeof(pushed));
+		n += 4;
 	}
 	fprintf(stderr, "hostile peer: sent %d forged control messages to "
 			"node %d\n",

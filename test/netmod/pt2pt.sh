@@ -6,7 +6,8 @@
 # credits so that every mechanism runs often (the counters printed at
 # finalize must show it), with eager pieces behind few credits on one host
 # and with every rank on a host of its own; large data read by the
-# receiver in one copy, and not; bad settings must fail with a clear error;
+# receiver in one copy, and not, and with the sender writing half of it;
+# bad settings must fail with a clear error;
 # and MPI_THREAD_MULTIPLE.
 . "$top_srcdir/test/netmod/lib.sh"
 t="$top_srcdir/test/netmod"
@@ -37,6 +38,11 @@ positive() {
 	v=$(counter "$1")
 	[ -n "$v" ] && ! echo "$v" | grep -qx 0 ||
 		{ echo "FAILED: '$1' is not counted on every rank: $v"; exit 1; }
+}
+# some NAME: some rank counted some.
+some() {
+	counter "$1" | grep -qvx 0 ||
+		{ echo "FAILED: no rank counted '$1'"; exit 1; }
 }
 # Credits keep BIP's queue from overflowing: no NACK, no overflow.
 no_overflow() {
@@ -127,6 +133,36 @@ then
 	on=$(copies)
 	[ "$on" -gt "$off" ] || { echo "FAILED: $on single copies with" \
 		"BIP_SHM_PULL_MIN=16k, $off with never"; exit 1; }
+	# Messages from 4 KiB on (MPIR_CVAR_CH4_BIP_SPLIT_MIN) that a
+	# receiver reads, it reads with the sender's help when that sender
+	# has no sends of its own to read (each rank has a core of its own):
+	# it reads the first half while the sender writes the second into its
+	# buffer. The data is checked.
+	if [ "$(nproc)" -ge 2 ]; then
+		MPIR_CVAR_CH4_BIP_SPLIT_MIN=4096 MPIR_CVAR_CH4_BIP_EAGER_LIMIT=0 \
+		MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_pt2pt"
+		passed 2 "with reads shared with the sender"
+		MPIR_CVAR_CH4_BIP_SPLIT_MIN=4096 MPIR_CVAR_CH4_BIP_EAGER_LIMIT=0 \
+		MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_pt2pt" oneway
+		expect "oneway: ok" "one-way messages read with the sender's help"
+		some "with the sender's help"
+		some "parts written for a receiver"
+		# A sender whose write fails says so: the receiver reads that
+		# part itself.
+		run cc -shared -fPIC -O2 -I"$prefix/include" \
+			-o "$W/no_write.so" "$t/no_write.c"
+		LD_PRELOAD="$W/no_write.so" MPIR_CVAR_CH4_BIP_SPLIT_MIN=4096 \
+		MPIR_CVAR_CH4_BIP_EAGER_LIMIT=0 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+			mpirun 2 "$W/test_pt2pt" oneway
+		expect "oneway: ok" "one-way messages with every write failing"
+		some "with the sender's help"
+		echo "$out" | grep -q "parts written for a receiver [1-9]" && {
+			echo "FAILED: a part written though every write failed"
+			exit 1
+		}
+	else
+		echo "SKIP (in part): one core, so no read is shared with the sender"
+	fi
 	# Messages the receiver may not read (synchronous, over a fragment)
 	# leave the chooser's ask costs alone (crowded ranks read synchronous
 	# ones, and time those reads).

@@ -141,6 +141,46 @@ static void test_decode(void)
 	memcpy(buf, &ack, sizeof(ack));
 	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE, "huge AM_CTS");
 
+	{
+		MPIDI_BIP_ctl_push_t push = {
+			.h.type = MPIDI_BIP_CTL_PUSH, .sreq = 7,
+			.offset = 1 << 20, .len = 1 << 20,
+			.addr = 0x7f0000000000ull, .split = 9,
+		};
+
+		memcpy(buf, &push, sizeof(push));
+		expect(buf, sizeof(push), 0, "push");
+		expect(buf, sizeof(push) + 1, MPIDI_BIP_CTL_DROP_LENGTH,
+		       "push with a tail");
+		push.len = 0;
+		memcpy(buf, &push, sizeof(push));
+		expect(buf, sizeof(push), MPIDI_BIP_CTL_DROP_SIZE,
+		       "push of nothing");
+		push.len = MPIDI_BIP_DATA_MAX + 1;
+		memcpy(buf, &push, sizeof(push));
+		expect(buf, sizeof(push), MPIDI_BIP_CTL_DROP_SIZE,
+		       "push beyond an MPI_Aint");
+		push.len = 8;
+		push.addr = 0;
+		memcpy(buf, &push, sizeof(push));
+		expect(buf, sizeof(push), MPIDI_BIP_CTL_DROP_SIZE,
+		       "push to nowhere");
+	}
+	ack = (MPIDI_BIP_ctl_ack_t){ .h.type = MPIDI_BIP_CTL_PUSHED,
+				     .sreq = 9, .offset = 8, .len = 8 };
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), 0, "pushed");
+	ack.flags = MPIDI_BIP_ACK_FAILED;
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), 0, "push failed");
+	ack.flags = MPIDI_BIP_ACK_READ;
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE, "pushed and read");
+	ack.flags = 0;
+	ack.bip_tag = 3;
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE, "pushed with a tag");
+
 	memcpy(buf, &am, sizeof(am));
 	expect(buf, sizeof(am) + 10, 0, "active message");
 	expect(buf, sizeof(am) + 9, MPIDI_BIP_CTL_DROP_LENGTH,
@@ -199,11 +239,11 @@ static void test_decode(void)
 static void test_card(void)
 {
 	static const char *const bad[] = {
-		"", "bipnm3", "bipnm3;", "bipnm3;4;", "bipnm3;256;10;1;h;x",
-		"bipnm3;-4;10;1;h;x", "bipnm3;4;9223372036854775808;1;h;x",
-		"bipnm2;4;10;1;h;x", "bipnm3;4 ;10;1;h;x", "bipnm3;4;10;x",
-		"bipnm3;4;10;1;;x", "bipnm3;4;10;2147483648;h;x",
-		"bipnm3;4;10;1;h o;x", "bipnm3;4;10;1;h%s;x",
+		"", "bipnm4", "bipnm4;", "bipnm4;4;", "bipnm4;256;10;1;h;x",
+		"bipnm4;-4;10;1;h;x", "bipnm4;4;9223372036854775808;1;h;x",
+		"bipnm2;4;10;1;h;x", "bipnm4;4 ;10;1;h;x", "bipnm4;4;10;x",
+		"bipnm4;4;10;1;;x", "bipnm4;4;10;2147483648;h;x",
+		"bipnm4;4;10;1;h o;x", "bipnm4;4;10;1;h%s;x",
 	};
 	MPIDI_BIP_card_t c = { 17, 123456, 4242, "node-1.example_a" }, d;
 	const char *rest;

@@ -11,6 +11,10 @@
  *                        then every message sent is received
  *   test_pt2pt late      rank 1 sends one message and finalizes; rank 0
  *                        receives it 2 s later, its sender long gone
+ *   test_pt2pt oneway    (2 ranks) rank 0 sends large messages to rank 1
+ *                        only: received posted, unexpected, truncated and
+ *                        into a vector; the receiver, which sends nothing
+ *                        back, may read them with its sender's help
  *
  * The thresholds are read through MPI_T from the netmod's CVARs, so the same
  * program tests any setting. Any rank count works (with 1, MPICH's own
@@ -568,12 +572,89 @@ static void unread_test(void)
 		printf("unread: ok\n");
 }
 
+/* Large messages one way only, so that the receiver may share its reads
+ * with the sender (MPIR_CVAR_CH4_BIP_SPLIT_MIN): every way a receive can
+ * take a three-way or rendezvous message, the data checked. */
+static void oneway_test(void)
+{
+	static const long sizes1[] = { 4096, 65536, 65537, 262143, 262144,
+				       1 << 20, (3 << 20) + 5 };
+	enum { REPS = 4, BIG = (3 << 20) + 5 };
+	unsigned char *s = malloc(BIG), *r = malloc(2 * BIG);
+	MPI_Datatype vec;
+	MPI_Request q;
+	MPI_Status st;
+	int cnt, err, cls;
+
+	CHECK(s && r && size == 2, "oneway: 2 ranks and %d bytes", BIG);
+	for (unsigned k = 0; k < sizeof(sizes1) / sizeof(sizes1[0]); k++) {
+		long n = sizes1[k];
+
+		for (int i = 0; i < REPS; i++) {
+			int seed = (int)k * REPS + i;
+
+			if (rank == 0) {
+				fill(s, n, seed);
+				MPI_Barrier(MPI_COMM_WORLD);
+				MPI_Send(s, (int)n, MPI_BYTE, 1, 0,
+					 MPI_COMM_WORLD);
+				MPI_Isend(s, (int)n, MPI_BYTE, 1, 1,
+					  MPI_COMM_WORLD, &q);
+				MPI_Barrier(MPI_COMM_WORLD);
+				MPI_Wait(&q, MPI_STATUS_IGNORE);
+				MPI_Send(s, (int)n, MPI_BYTE, 1, 2, errcomm);
+				MPI_Send(s, (int)n, MPI_BYTE, 1, 3,
+					 MPI_COMM_WORLD);
+				continue;
+			}
+			/* posted, then unexpected (read at once for a
+			 * three-way message, on the receive for rendezvous) */
+			memset(r, 0, n);
+			MPI_Irecv(r, (int)n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, &q);
+			MPI_Barrier(MPI_COMM_WORLD);
+			MPI_Wait(&q, &st);
+			MPI_Get_count(&st, MPI_BYTE, &cnt);
+			CHECK(cnt == n, "oneway posted %ld: count %d", n, cnt);
+			expect(r, n, seed, "oneway posted");
+			MPI_Barrier(MPI_COMM_WORLD);
+			memset(r, 0, n);
+			MPI_Recv(r, (int)n, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &st);
+			expect(r, n, seed, "oneway unexpected");
+			/* truncated: only what the receive holds */
+			memset(r, 0, n);
+			MPI_Irecv(r, (int)n - 1000, MPI_BYTE, 0, 2, errcomm, &q);
+			err = MPI_Wait(&q, &st);
+			MPI_Error_class(err, &cls);
+			CHECK(cls == MPI_ERR_TRUNCATE,
+			      "oneway truncating %ld: class %d", n, cls);
+			expect(r, n - 1000, seed, "oneway truncated");
+			CHECK(r[n - 1000] == 0, "oneway %ld: written past the "
+			      "receive", n);
+			/* into every other byte */
+			MPI_Type_vector((int)n, 1, 2, MPI_BYTE, &vec);
+			MPI_Type_commit(&vec);
+			memset(r, 0, 2 * n);
+			MPI_Recv(r, 1, vec, 0, 3, MPI_COMM_WORLD, &st);
+			for (long b = 0; b < n; b++)
+				CHECK(r[2 * b] == pattern(b, seed) &&
+				      (b == n - 1 || !r[2 * b + 1]),
+				      "oneway vector %ld: byte %ld", n, b);
+			MPI_Type_free(&vec);
+		}
+	}
+	free(s);
+	free(r);
+	if (rank == 0)
+		printf("oneway: ok\n");
+}
+
 int main(int argc, char **argv)
 {
 	int provided, storm = argc > 1 ? atoi(argv[1]) : 2000;
 	int flood = argc > 1 && strcmp(argv[1], "flood") == 0;
 	int late = argc > 1 && strcmp(argv[1], "late") == 0;
 	int unread = argc > 1 && strcmp(argv[1], "unread") == 0;
+	int oneway = argc > 1 && strcmp(argv[1], "oneway") == 0;
 	int cancelled;
 
 	MPI_Init(&argc, &argv);
@@ -584,11 +665,13 @@ int main(int argc, char **argv)
 	MPI_Comm_set_errhandler(errcomm, MPI_ERRORS_RETURN);
 	left = (rank + size - 1) % size;
 	right = (rank + 1) % size;
-	if (flood || late || unread) {
+	if (flood || late || unread || oneway) {
 		if (flood)
 			flood_test();
 		else if (late)
 			late_test();
+		else if (oneway)
+			oneway_test();
 		else
 			unread_test();
 		MPI_Comm_free(&errcomm);
