@@ -49,11 +49,23 @@ int bip_idle_wait(bip_ep_t *ep, long timeout_us)
 
 /* --- small messages ---------------------------------------------------- */
 
+/* A try that finds no room runs a turn of the NIC program for the retry
+ * (acks may free a slot) and says in *stepped what that turn did. Rule: a
+ * blocking call waits only after a turn that did nothing. A turn that took
+ * the last acks made the room already, and nothing more may ever come to
+ * end the wait: the receiver may be waiting for this very message. */
+static void wait_for_room(bip_ep_t *ep, int stepped)
+{
+	if (stepped <= 0)
+		bip_idle_wait(ep, -1);
+}
+
 static int sendv_try(bip_ep_t *ep, int node, const struct iovec *iov,
-		     int iovcnt, bool flush)
+		     int iovcnt, bool flush, int *stepped)
 {
 	int rc;
 
+	*stepped = 0;
 	if (!ep || iovcnt < 0 || (!iov && iovcnt))
 		return -BIP_EINVAL;
 	for (int i = 0; i < iovcnt; i++)
@@ -70,28 +82,33 @@ static int sendv_try(bip_ep_t *ep, int node, const struct iovec *iov,
 	if (!rc)
 		bipfw_tx_kick(ep->fw, node, flush); /* immediate sending */
 	else if (rc == -BIP_EAGAIN)
-		bipfw_step(ep->fw); /* acks may free a slot for the retry */
+		*stepped = bipfw_step(ep->fw);
 	return rc;
 }
 
 int bip_sendv_try(bip_ep_t *ep, int node, const struct iovec *iov,
 		  int iovcnt)
 {
-	return sendv_try(ep, node, iov, iovcnt, true);
+	int stepped;
+
+	return sendv_try(ep, node, iov, iovcnt, true, &stepped);
 }
 
 int bip_sendv_more(bip_ep_t *ep, int node, const struct iovec *iov,
 		   int iovcnt)
 {
-	return sendv_try(ep, node, iov, iovcnt, false);
+	int stepped;
+
+	return sendv_try(ep, node, iov, iovcnt, false, &stepped);
 }
 
 int bip_sendv(bip_ep_t *ep, int node, const struct iovec *iov, int iovcnt)
 {
-	int rc;
+	int rc, stepped;
 
-	while ((rc = bip_sendv_try(ep, node, iov, iovcnt)) == -BIP_EAGAIN)
-		bip_idle_wait(ep, -1);
+	while ((rc = sendv_try(ep, node, iov, iovcnt, true, &stepped)) ==
+	       -BIP_EAGAIN)
+		wait_for_room(ep, stepped);
 	return rc;
 }
 
@@ -190,11 +207,12 @@ int bip_recv(bip_ep_t *ep, void *buf, size_t cap, struct bip_status *st)
 /* --- long messages ------------------------------------------------------ */
 
 static int post_long(bip_ep_t *ep, int node, int tag, const void *buf,
-		     size_t len, unsigned flags, bip_req_t *req)
+		     size_t len, unsigned flags, bip_req_t *req, int *stepped)
 {
 	uint32_t gen;
 	int rc;
 
+	*stepped = 0;
 	if (!ep || !req || (!buf && len))
 		return -BIP_EINVAL;
 	rc = bip_check_node(ep, node);
@@ -206,7 +224,7 @@ static int post_long(bip_ep_t *ep, int node, int tag, const void *buf,
 			     &gen);
 	if (rc < 0) {
 		if (rc == -BIP_EAGAIN)
-			bipfw_step(ep->fw);
+			*stepped = bipfw_step(ep->fw);
 		return rc;
 	}
 	*req = (bip_req_t){ .id = (uint32_t)rc, .gen = gen };
@@ -217,13 +235,18 @@ static int post_long(bip_ep_t *ep, int node, int tag, const void *buf,
 int bip_ilsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len,
 	       bip_req_t *req)
 {
-	return post_long(ep, node, tag, buf, len, 0, req);
+	int stepped;
+
+	return post_long(ep, node, tag, buf, len, 0, req, &stepped);
 }
 
 int bip_irsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len,
 	       bip_req_t *req)
 {
-	return post_long(ep, node, tag, buf, len, BIPFW_LONG_READY, req);
+	int stepped;
+
+	return post_long(ep, node, tag, buf, len, BIPFW_LONG_READY, req,
+			 &stepped);
 }
 
 int bip_rebase(bip_ep_t *ep, bip_req_t *req, const void *copy)
@@ -364,11 +387,11 @@ static int send_long(bip_ep_t *ep, int node, int tag, const void *buf,
 		     size_t len, unsigned flags)
 {
 	bip_req_t req;
-	int rc;
+	int rc, stepped;
 
-	while ((rc = post_long(ep, node, tag, buf, len, flags, &req)) ==
-	       -BIP_EAGAIN)
-		bip_idle_wait(ep, -1);
+	while ((rc = post_long(ep, node, tag, buf, len, flags, &req,
+			       &stepped)) == -BIP_EAGAIN)
+		wait_for_room(ep, stepped);
 	return rc ? rc : bip_wait(ep, &req, NULL);
 }
 
