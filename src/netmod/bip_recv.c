@@ -299,6 +299,26 @@ static bool splits(int node, uint64_t len)
 	       bip_rma_reach(g->ep, node) == 1;
 }
 
+/* The data is read, or the read failed (err): its cost is a sample for the
+ * chooser, and one ACK tells the sender. */
+static int read_acked(int node, uint64_t sreq, uint64_t len, uint32_t flags,
+		      int err, uint64_t t0)
+{
+	MPIDI_BIP_ctl_ack_t ack = {
+		.h.type = MPIDI_BIP_CTL_ACK,
+		.sreq = sreq,
+		.len = len,
+		.flags = flags | MPIDI_BIP_ACK_READ |
+			 (err ? MPIDI_BIP_ACK_FAILED : 0),
+	};
+
+	if (!err)
+		MPIDI_BIP_path_sample(&MPIDI_BIP_global.paths,
+				      MPIDI_BIP_PATH_READ, len,
+				      MPIDI_BIP_now_ns() - t0);
+	return MPIDI_BIP_ctl_send(node, &ack, sizeof(ack));
+}
+
 /* A read of a shared transfer that failed: the request fails (the other
  * half is under way; asking for the data is no longer a way out). */
 static void split_read(MPIDI_BIP_split_t *sp, uint64_t from, uint64_t len)
@@ -360,21 +380,11 @@ static int split_start(int node, uint64_t sreq, uint64_t addr, char *dst,
  * the receive completes. */
 static int split_end(MPIDI_BIP_split_t *sp)
 {
-	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
-	MPIDI_BIP_ctl_ack_t ack = {
-		.h.type = MPIDI_BIP_CTL_ACK,
-		.sreq = sp->sreq,
-		.len = sp->len,
-		.flags = sp->ack_flags | MPIDI_BIP_ACK_READ |
-			 (sp->err ? MPIDI_BIP_ACK_FAILED : 0),
-	};
 	int mpi_errno, rc;
 
-	if (!sp->err)
-		MPIDI_BIP_path_sample(&g->paths, MPIDI_BIP_PATH_READ, sp->len,
-				      MPIDI_BIP_now_ns() - sp->t0);
-	MPIDI_BIP_handle_free(&g->splits, sp->handle);
-	mpi_errno = MPIDI_BIP_ctl_send(sp->node, &ack, sizeof(ack));
+	MPIDI_BIP_handle_free(&MPIDI_BIP_global.splits, sp->handle);
+	mpi_errno = read_acked(sp->node, sp->sreq, sp->len, sp->ack_flags,
+			       sp->err, sp->t0);
 	rc = sp->complete(sp->arg, sp->err);
 	MPL_free(sp);
 	return mpi_errno ? mpi_errno : rc;
@@ -416,12 +426,6 @@ static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
 		     int (*landed)(void *arg, int err), void *arg)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
-	MPIDI_BIP_ctl_ack_t ack = {
-		.h.type = MPIDI_BIP_CTL_ACK,
-		.sreq = sreq,
-		.len = len,
-		.flags = flags | MPIDI_BIP_ACK_READ,
-	};
 	uint64_t t0;
 	int rc;
 
@@ -444,15 +448,11 @@ static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
 	if (rc == -BIP_EAGAIN)
 		return MPI_SUCCESS;
 	*how = FETCH_READ;
-	if (rc) {
+	if (rc)
 		*err = MPIDI_BIP_error(rc, "reading the sender's data");
-		ack.flags |= MPIDI_BIP_ACK_FAILED;
-	} else {
-		MPIDI_BIP_path_sample(&g->paths, MPIDI_BIP_PATH_READ, len,
-				      MPIDI_BIP_now_ns() - t0);
+	else
 		g->cnt.read++;
-	}
-	return MPIDI_BIP_ctl_send(node, &ack, sizeof(ack));
+	return read_acked(node, sreq, len, flags, *err, t0);
 }
 
 /* --- three-way ----------------------------------------------------------- */
