@@ -12,6 +12,7 @@ noinst_HEADERS += src/mpid/ch4/netmod/bip/bip_pre.h \
 mpi_core_sources += src/mpid/ch4/netmod/bip/func_table.c \
 	src/mpid/ch4/netmod/bip/bip_init.c \
 	src/mpid/ch4/netmod/bip/bip_am.c \
+	src/mpid/ch4/netmod/bip/bip_buf.c \
 	src/mpid/ch4/netmod/bip/bip_ctl.c \
 	src/mpid/ch4/netmod/bip/bip_handle.c \
 	src/mpid/ch4/netmod/bip/bip_credits.c \

@@ -212,6 +212,7 @@ static int release(MPIDI_BIP_global_t *g)
 	MPIDI_BIP_handles_destroy(&g->sends);
 	MPIDI_BIP_handles_destroy(&g->am_sends);
 	MPIDI_BIP_handles_destroy(&g->splits);
+	MPIDI_BIP_buf_finalize();
 	return rc;
 }
 
@@ -400,7 +401,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		"with the sender's help %llu, parts written for a receiver "
 		"%llu), "
 		"credits-only %llu (N=%s), "
-		"unexpected %llu (max queued %u), active messages inline %llu, "
+		"unexpected %llu (max queued %u), temporary buffers %llu "
+		"(reused %llu), active messages inline %llu, "
 		"announced %llu, puts and gets direct %llu (by load and store "
 		"%llu), send FIFO max %u "
 		"(lent %llu), receive FIFO max %u, "
@@ -421,6 +423,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)c->pushed,
 		(unsigned long long)c->credits_only, n_range,
 		(unsigned long long)c->unexpected, c->unexp_max,
+		(unsigned long long)c->bufs,
+		(unsigned long long)c->bufs_reused,
 		(unsigned long long)c->am_short,
 		(unsigned long long)c->am_3way,
 		(unsigned long long)(c->rma_direct + c->rma_mapped),

@@ -17,7 +17,7 @@
 
 static MPIDI_BIP_lrecv_t *lrecv_new(int node, int ack_type, uint64_t sreq,
 				    uint64_t offset, uint64_t len,
-				    uint32_t flags, bool timed, void *dst,
+				    uint32_t flags, uint64_t t0, void *dst,
 				    int (*complete)(MPIDI_BIP_lrecv_t *, int),
 				    void *arg)
 {
@@ -36,7 +36,7 @@ static MPIDI_BIP_lrecv_t *lrecv_new(int node, int ack_type, uint64_t sreq,
 			.len = len,
 			.flags = flags,
 		},
-		.t0 = timed ? MPIDI_BIP_now_ns() : 0,
+		.t0 = t0,
 		.complete = complete,
 		.arg = arg,
 	};
@@ -71,14 +71,14 @@ fn_fail:
 }
 
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
-		    uint64_t len, uint32_t flags, bool timed, void *dst,
+		    uint64_t len, uint32_t flags, uint64_t t0, void *dst,
 		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	MPIDI_BIP_lrecv_t *lr;
 	int tag = free_tag(), mpi_errno = MPI_SUCCESS;
 
-	lr = lrecv_new(node, ack_type, sreq, offset, len, flags, timed, dst,
+	lr = lrecv_new(node, ack_type, sreq, offset, len, flags, t0, dst,
 		       complete, arg);
 	MPIR_ERR_CHKANDJUMP(!lr, mpi_errno, MPI_ERR_OTHER, "**nomem");
 	if (tag >= 0)
@@ -225,9 +225,6 @@ static int lrecv_end(int t, int err)
 
 	g->tag_owner[t] = NULL;
 	g->nlrecvs--;
-	if (lr->t0 && !err)
-		MPIDI_BIP_path_sample(&g->paths, MPIDI_BIP_PATH_SEND,
-				      lr->ack.len, MPIDI_BIP_now_ns() - lr->t0);
 	mpi_errno = lr->complete(lr, err);
 	MPL_free(lr);
 	if (mpi_errno)

@@ -7,7 +7,7 @@
 
 #include "bip_path.h"
 
-/* Below 16 KiB, then one class per power of two, 1 MiB and over. */
+/* Below 16 KiB, then one class per power of two, 4 MiB and over. */
 static unsigned class_of(uint64_t len)
 {
 	unsigned c = 0;

@@ -36,8 +36,8 @@ enum MPIDI_BIP_path {
 };
 
 /* Sizes by powers of two from 8 KiB (the smallest BIP lets a peer read
- * by default) to 1 MiB and over (one rendezvous fragment). */
-#define MPIDI_BIP_PATH_CLASSES 8
+ * by default) to 4 MiB and over. */
+#define MPIDI_BIP_PATH_CLASSES 10
 /* Costs kept per way: the median of three ignores one preempted run. */
 #define MPIDI_BIP_PATH_SAMPLES 3
 /* Choices between trials of the other way: from the first, doubled after

@@ -159,7 +159,7 @@ static void recv_end(MPIR_Request *rreq)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
 
-	MPL_free(r->pack);
+	MPIDI_BIP_buf_put(r->pack);
 	r->pack = NULL;
 	MPIR_Datatype_release_if_not_builtin(r->datatype);
 	MPIDIU_request_complete(rreq);
@@ -224,7 +224,7 @@ static void *recv_landing(MPIR_Request *rreq, uint64_t data_sz)
 	r->cap = MPL_MIN(data_sz, (uint64_t)cap);
 	if (contig)
 		return dst;
-	r->pack = MPL_malloc(MPL_MAX(r->cap, 1), MPL_MEM_BUFFER);
+	r->pack = MPIDI_BIP_buf_get(r->cap);
 	return r->pack;
 }
 
@@ -277,6 +277,22 @@ static bool reads(int node, const void *dst, uint64_t addr, uint64_t len)
  * the sender's help (SPLIT: the receive completes when the sender is
  * done, recv_pushed). */
 enum fetch { FETCH_ASK, FETCH_ASK_CHOSEN, FETCH_READ, FETCH_SPLIT };
+
+/* When asking for the data was chosen (how), the time of the choice: the
+ * whole message's cost from then is a sample for it (asked); 0: none. */
+static uint64_t ask_t0(enum fetch how)
+{
+	return how == FETCH_ASK_CHOSEN ? MPIDI_BIP_now_ns() : 0;
+}
+
+/* The last byte of a message we chose to ask for (lr->t0) is here. */
+static void asked(const MPIDI_BIP_lrecv_t *lr, uint64_t len, int err)
+{
+	if (lr->t0 && !err)
+		MPIDI_BIP_path_sample(&MPIDI_BIP_global.paths,
+				      MPIDI_BIP_PATH_SEND, len,
+				      MPIDI_BIP_now_ns() - lr->t0);
+}
 
 /* --- reading with the sender's help ---------------------------------------- */
 
@@ -469,6 +485,7 @@ static int rreq_landed(MPIR_Request *rreq, int err)
 
 static int rreq_3way_done(MPIDI_BIP_lrecv_t *lr, int err)
 {
+	asked(lr, lr->ack.len, err);
 	return rreq_landed(lr->arg, err);
 }
 
@@ -494,13 +511,14 @@ static int unexp_landed(MPIDI_BIP_unexp_t *u, int err)
 	else
 		mpi_errno = recv_finish(u->rreq, u->rank, u->tag, u->data,
 					u->data_sz);
-	MPL_free(u->data);
+	MPIDI_BIP_buf_put(u->data);
 	MPL_free(u);
 	return mpi_errno;
 }
 
 static int unexp_3way_done(MPIDI_BIP_lrecv_t *lr, int err)
 {
+	asked(lr, lr->ack.len, err);
 	return unexp_landed(lr->arg, err);
 }
 
@@ -536,7 +554,7 @@ static MPIDI_BIP_unexp_t *unexp_with_data(int node,
 	if (!u)
 		return NULL;
 	u->type = MPIDI_BIP_CTL_RTS3;
-	u->data = MPL_malloc(MPL_MAX(rts->data_sz, 1), MPL_MEM_BUFFER);
+	u->data = MPIDI_BIP_buf_get(rts->data_sz);
 	return u;
 }
 
@@ -604,7 +622,7 @@ int MPIDI_BIP_recv_more(int node, const MPIDI_BIP_ctl_t *more,
 
 /* --- rendezvous ---------------------------------------------------------- */
 
-static int rndv_fragment(MPIR_Request *rreq, bool timed);
+static int rndv_fragment(MPIR_Request *rreq, uint64_t t0);
 
 static int rndv_fragment_done(MPIDI_BIP_lrecv_t *lr, int err)
 {
@@ -616,19 +634,21 @@ static int rndv_fragment_done(MPIDI_BIP_lrecv_t *lr, int err)
 	r->offset += lr->ack.len;
 	MPIDI_BIP_global.cnt.fragments++;
 	if (r->offset < r->cap)
-		return rndv_fragment(rreq, false);
+		return rndv_fragment(rreq, lr->t0);
+	asked(lr, r->cap, MPI_SUCCESS);
 	return recv_finish(rreq, r->rank, r->tag, r->pack, r->data_sz);
 }
 
-/* Ask for the next fragment: post its receive, the ACK follows (timed:
- * asking was chosen over reading it). */
-static int rndv_fragment(MPIR_Request *rreq, bool timed)
+/* Ask for the next fragment: post its receive, the ACK follows (t0: when
+ * asking was chosen over reading the message, carried to its last
+ * fragment). */
+static int rndv_fragment(MPIR_Request *rreq, uint64_t t0)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
 	uint64_t len = MPL_MIN(MPIDI_BIP_global.fragment, r->cap - r->offset);
 
 	return MPIDI_BIP_lrecv(r->node, MPIDI_BIP_CTL_ACK, r->peer, r->offset,
-			       len, ack_flags(r, r->offset + len), timed,
+			       len, ack_flags(r, r->offset + len), t0,
 			       (char *)r->data + r->offset, rndv_fragment_done,
 			       rreq);
 }
@@ -661,7 +681,7 @@ static int rndv_start(MPIR_Request *rreq, int node, uint64_t sreq,
 		return mpi_errno;
 	if (how == FETCH_READ)
 		return rreq_landed(rreq, err);
-	return rndv_fragment(rreq, how == FETCH_ASK_CHOSEN);
+	return rndv_fragment(rreq, ask_t0(how));
 }
 
 /* --- a matched receive meets its message ---------------------------------- */
@@ -677,7 +697,8 @@ static int take_unexp(MPIR_Request *rreq, MPIDI_BIP_unexp_t *u)
 	if (u->failed) {
 		mpi_errno = recv_fail(rreq, u->rank, u->tag,
 				      MPIDI_BIP_proc_failed(u->node));
-		MPL_free(u->type == MPIDI_BIP_CTL_RTS3 ? u->data : NULL);
+		if (u->type == MPIDI_BIP_CTL_RTS3)
+			MPIDI_BIP_buf_put(u->data);
 		MPL_free(u);
 		return mpi_errno;
 	}
@@ -693,7 +714,7 @@ static int take_unexp(MPIR_Request *rreq, MPIDI_BIP_unexp_t *u)
 		}
 		mpi_errno = recv_finish(rreq, u->rank, u->tag, u->data,
 					u->data_sz);
-		MPL_free(u->data);
+		MPIDI_BIP_buf_put(u->data);
 		break;
 	case MPIDI_BIP_CTL_RNDV:
 		mpi_errno = rndv_start(rreq, u->node, u->sreq, u->data_sz,
@@ -751,8 +772,8 @@ int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts)
 		if (how == FETCH_READ)
 			return rreq_landed(rreq, err);
 		return MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, rts->sreq, 0,
-				       BIP_REQ(rreq).cap, flags,
-				       how == FETCH_ASK_CHOSEN, dst,
+				       BIP_REQ(rreq).cap, flags, ask_t0(how),
+				       dst,
 				       rreq_3way_done, rreq);
 	}
 	if (rts->h.type == MPIDI_BIP_CTL_RNDV) {
@@ -775,9 +796,8 @@ int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts)
 	if (how == FETCH_READ)
 		return unexp_landed(u, err);
 	mpi_errno = MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, rts->sreq, 0,
-				    rts->data_sz, 0, how == FETCH_ASK_CHOSEN,
-				    u->data, unexp_3way_done,
-				    u);
+				    rts->data_sz, 0, ask_t0(how), u->data,
+				    unexp_3way_done, u);
 fn_exit:
 	return mpi_errno;
 fn_fail:

@@ -102,7 +102,7 @@ static int send_eager(int node, MPIDI_BIP_ctl_rts_t *rts, const void *buf,
 	int mpi_errno;
 
 	if (!contig) {
-		pack = MPL_malloc(data_sz, MPL_MEM_BUFFER);
+		pack = MPIDI_BIP_buf_get(data_sz);
 		if (!pack)
 			return MPIR_Err_create_code(MPI_SUCCESS,
 						    MPIR_ERR_RECOVERABLE,
@@ -133,7 +133,7 @@ static int send_eager(int node, MPIDI_BIP_ctl_rts_t *rts, const void *buf,
 							  data + off, n);
 	}
 fn_exit:
-	MPL_free(pack);
+	MPIDI_BIP_buf_put(pack);
 	return mpi_errno;
 }
 
@@ -156,10 +156,13 @@ static bool eager_fits(const MPIDI_BIP_peer_t *p, size_t data_sz)
 /* A three-way or rendezvous message names its address, for its receiver
  * to read it itself in one copy where it would ask for the data (at once
  * for three-way, once a receive matched for rendezvous), from a size BIP
- * allows (BIP_SHM_PULL_MIN) and up to one rendezvous fragment: read whole,
- * a larger one has one process copy while the other waits, where the
- * rings have both copy at once (4 MiB windowed: 11 GB/s read, 17 by the
- * rings). The receiver decides whether it reads (bip_recv.c).
+ * allows (BIP_SHM_PULL_MIN), whatever its size: a long read no longer has
+ * one process copy while the other waits, since the receiver shares it
+ * with an idle sender (MPIR_CVAR_CH4_BIP_SPLIT_MIN), and with more ranks
+ * than cores one copy beats the rings' two (2-4 MiB windowed: 8-12 GB/s
+ * by the rings, 13-19 read with the sender's help; an all-to-all of 2 MiB
+ * blocks on 4 ranks on 2 cores went by the rings before). The receiver
+ * decides whether it reads (bip_recv.c).
  * A synchronous send names it only where the receiver always reads
  * (crowded, our own rank): a named buffer is the receiver's until it
  * answers, so its MPI_Cancel could not complete locally, and synchronous
@@ -169,7 +172,6 @@ static bool receiver_may_read(const MPIDI_BIP_peer_t *p, int node,
 			      size_t data_sz, bool sync)
 {
 	return data_sz >= p->read_min &&
-	       data_sz <= MPIDI_BIP_global.fragment &&
 	       (!sync || MPIDI_BIP_global.crowded ||
 		node == MPIR_Process.rank);
 }
@@ -277,7 +279,7 @@ int MPIDI_BIP_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
 	if (dt_contig) {
 		r->data = MPIR_get_contig_ptr(buf, true_lb);
 	} else {
-		r->pack = MPL_malloc(data_sz, MPL_MEM_BUFFER);
+		r->pack = MPIDI_BIP_buf_get(data_sz);
 		MPIR_ERR_CHKANDJUMP(!r->pack, mpi_errno, MPI_ERR_OTHER,
 				    "**nomem");
 		mpi_errno = MPIR_Typerep_pack(buf, count, datatype, 0, r->pack,
@@ -315,7 +317,7 @@ static int send_complete(MPIR_Request *sreq)
 	MPIDI_BIP_handle_free(&MPIDI_BIP_global.sends, r->handle);
 	if (r->flags & MPIDI_BIP_REQ_READ)
 		MPIDI_BIP_global.peers[r->node].readable--;
-	MPL_free(r->pack);
+	MPIDI_BIP_buf_put(r->pack);
 	r->pack = NULL;
 	if (r->flags & MPIDI_BIP_REQ_DETACHED) {
 		MPIDI_BIP_global.detached--;
@@ -459,7 +461,7 @@ int MPIDI_BIP_cancel_send(MPIR_Request *sreq)
 		goto fn_exit;
 	}
 	if (r->data_sz && !r->pack) {
-		copy = MPL_malloc(r->data_sz, MPL_MEM_BUFFER);
+		copy = MPIDI_BIP_buf_get(r->data_sz);
 		MPIR_ERR_CHKANDJUMP(!copy, mpi_errno, MPI_ERR_OTHER, "**nomem");
 		memcpy(copy, r->data, r->data_sz);
 		mpi_errno = MPIDI_BIP_lsends_move(sreq, r->data, copy);

@@ -60,8 +60,9 @@ typedef struct MPIDI_BIP_lrecv {
 	void *dst;
 	MPIDI_BIP_ctl_ack_t ack;      /* what to tell the sender once posted */
 	bip_req_t breq;
-	uint64_t t0;                  /* when we asked for data we could have
-				       * read (bip_path.h); 0: not timed */
+	uint64_t t0;                  /* when we chose to ask for data we
+				       * could have read (bip_path.h); 0:
+				       * not timed */
 	/* The transfer is over: err is MPI_SUCCESS or how it failed. */
 	int (*complete)(struct MPIDI_BIP_lrecv *lr, int err);
 	void *arg;
@@ -137,6 +138,7 @@ typedef struct {
 	uint64_t lent;           /* short sends queued with their data lent */
 	uint64_t dropped[MPIDI_BIP_CTL_NDROPS]; /* malformed messages, by why */
 	uint64_t unexpected;     /* messages that arrived before a receive */
+	uint64_t bufs, bufs_reused; /* temporary buffers taken; kept ones */
 	uint64_t am_short, am_3way;
 	uint64_t rma_direct;     /* puts and gets copied by us alone... */
 	uint64_t rma_mapped;     /* ...by load and store (the rest: single
@@ -145,6 +147,12 @@ typedef struct {
 	unsigned rfifo_depth, rfifo_max;  /* receive FIFO (waiting for a tag) */
 	unsigned unexp_depth, unexp_max;
 } MPIDI_BIP_counters_t;
+
+/* Temporary buffers kept for reuse, at most so many and so many bytes of
+ * capacity (bip_buf.c): a rank that never gets a message before its
+ * receive keeps none. */
+#define MPIDI_BIP_KEEP 8
+#define MPIDI_BIP_KEEP_BYTES (1u << 20)
 
 typedef struct {
 	bip_ep_t *ep;
@@ -180,6 +188,10 @@ typedef struct {
 	MPIDI_BIP_paths_t paths;        /* read or ask: what each cost */
 	MPIDI_BIP_lsend_t *lsends, **lsends_tail; /* oldest first */
 	bool crowded;                   /* more local ranks than cores */
+	/* temporary buffers kept for the next ones (bip_buf.c) */
+	char *kept[MPIDI_BIP_KEEP];     /* oldest first */
+	unsigned nkept;
+	size_t kept_bytes;              /* their capacities */
 } MPIDI_BIP_global_t;
 
 extern MPIDI_BIP_global_t MPIDI_BIP_global;
@@ -194,6 +206,13 @@ static inline uint64_t MPIDI_BIP_now_ns(void)
 	MPL_wtime_todouble(&t, &s);
 	return (uint64_t)(s * 1e9);
 }
+
+/* bip_buf.c: a temporary buffer of at least len bytes (NULL: no memory),
+ * given back with MPIDI_BIP_buf_put (NULL: nothing); at finalize the kept
+ * ones are freed. */
+void *MPIDI_BIP_buf_get(size_t len);
+void MPIDI_BIP_buf_put(void *buf);
+void MPIDI_BIP_buf_finalize(void);
 
 /* An MPI error for a failed BIP call. */
 int MPIDI_BIP_error(int rc, const char *what);
@@ -256,10 +275,11 @@ void MPIDI_BIP_credits_agree(int node, int peer_accepts);
 /* bip_long.c: BIP long messages, the tag table and the receive FIFO. */
 /* Receive len bytes into dst from node on a free tag (or once one frees);
  * the answer ack_type (ACK or AM_CTS) names the tag, sreq, offset and
- * flags (MPIDI_BIP_ACK_*). timed: we chose to ask for data we could have
- * read, and the transfer's cost is a sample for that choice. */
+ * flags (MPIDI_BIP_ACK_*). t0 (0: none): when we chose to ask for data we
+ * could have read; the whole message's cost, once its last byte is here,
+ * is a sample for that choice (bip_recv.c). */
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
-		    uint64_t len, uint32_t flags, bool timed, void *dst,
+		    uint64_t len, uint32_t flags, uint64_t t0, void *dst,
 		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg);
 int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
 			  const void *src,

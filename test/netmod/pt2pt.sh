@@ -63,8 +63,9 @@ MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 BIP_LONG_TAGS=4 \
 	mpirun 3 "$W/test_pt2pt" 3000
 passed 3 "with tiny thresholds"
 for c in short three-way rendezvous synchronous fragments credits-only \
-	unexpected "send FIFO max" lent "receive FIFO max" \
-	"active messages inline" announced "small messages read in place"; do
+	unexpected "temporary buffers" reused "send FIFO max" lent \
+	"receive FIFO max" "active messages inline" announced \
+	"small messages read in place"; do
 	positive "$c"
 done
 echo "$out" | grep -q "(N=2)" || { echo "FAILED: N is not 2"; exit 1; }
@@ -147,6 +148,12 @@ then
 		expect "oneway: ok" "one-way messages read with the sender's help"
 		some "with the sender's help"
 		some "parts written for a receiver"
+		# Messages over one rendezvous fragment (3 MiB) are read too.
+		echo "$out" | grep "ns per KiB by size" |
+			grep -q "2048K read [1-9]" || {
+			echo "FAILED: no 3 MiB message was read"
+			exit 1
+		}
 		# A sender whose write fails says so: the receiver reads that
 		# part itself.
 		run cc -shared -fPIC -O2 -I"$prefix/include" \
@@ -163,7 +170,7 @@ then
 	else
 		echo "SKIP (in part): one core, so no read is shared with the sender"
 	fi
-	# Messages the receiver may not read (synchronous, over a fragment)
+	# Messages the receiver may not read (synchronous, of one fragment or more)
 	# leave the chooser's ask costs alone (crowded ranks read synchronous
 	# ones, and time those reads).
 	BIP_SHM_PULL_MIN=16k MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \

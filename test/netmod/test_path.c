@@ -189,8 +189,9 @@ static void test_classes(void)
 	      "256 KiB asks");
 	/* Sizes past the last class share it; below 16 KiB the first. */
 	CHECK(step(&p, 64u << 20, 1, 1) == READ, "64 MiB: new class");
-	CHECK(MPIDI_BIP_path_cost(&p, READ, 1u << 20) != 0,
-	      "1 MiB shares it");
+	CHECK(MPIDI_BIP_path_cost(&p, READ, 4u << 20) != 0 &&
+		      MPIDI_BIP_path_cost(&p, READ, 2u << 20) == 0,
+	      "4 MiB shares it, 2 MiB does not");
 	CHECK(step(&p, 8192, 1, 1) == READ &&
 		      MPIDI_BIP_path_cost(&p, READ, 16383) != 0,
 	      "8 KiB and 16383 B share a class");

@@ -540,9 +540,9 @@ static void late_test(void)
 }
 
 /* Messages their receiver may not read (synchronous ones, whose sender
- * must see the match; those over one fragment) are asked for without a
- * choice: their cost must not count as asking's (pt2pt.sh checks that no
- * size class has an ask cost). */
+ * must see the match; the large ones go in several fragments) are asked
+ * for without a choice: their cost must not count as asking's (pt2pt.sh
+ * checks that no size class has an ask cost). */
 static void unread_test(void)
 {
 	enum { N = 64 << 10, BIG = 4 << 20 };
@@ -555,12 +555,8 @@ static void unread_test(void)
 
 		if (rank == i % 2) {
 			fill(buf, n, i);
-			if (n == N)
-				MPI_Ssend(buf, (int)n, MPI_BYTE, peer, i,
-					  MPI_COMM_WORLD);
-			else
-				MPI_Send(buf, (int)n, MPI_BYTE, peer, i,
-					 MPI_COMM_WORLD);
+			MPI_Ssend(buf, (int)n, MPI_BYTE, peer, i,
+				  MPI_COMM_WORLD);
 		} else {
 			MPI_Recv(buf, (int)n, MPI_BYTE, peer, i, MPI_COMM_WORLD,
 				 MPI_STATUS_IGNORE);
