@@ -86,6 +86,20 @@ cvars:
         while the sender writes the second into its buffer, two copies at
         once (not with more ranks on the host than cores). 0: never.
 
+    - name        : MPIR_CVAR_CH4_BIP_HOLD_US
+      category    : CH4_BIP
+      type        : int
+      default     : -1
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Microseconds a three-way message that arrives before its receive
+        is held, its data left with the sender, for a receive to take it
+        in one copy; then it is fetched into a temporary buffer and its
+        sender finishes. -1: 20, or 1000 with more ranks on the host than
+        cores; 0: fetched at once.
+
     - name        : MPIR_CVAR_CH4_BIP_CREDITS
       category    : CH4_BIP
       type        : int
@@ -167,6 +181,8 @@ static int read_cvars(MPIDI_BIP_global_t *g)
 		{ "MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE",
 		  MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE, 1, INT_MAX },
 		{ "MPIR_CVAR_CH4_BIP_SPLIT_MIN", MPIR_CVAR_CH4_BIP_SPLIT_MIN, 0,
+		  INT_MAX },
+		{ "MPIR_CVAR_CH4_BIP_HOLD_US", MPIR_CVAR_CH4_BIP_HOLD_US, -1,
 		  INT_MAX },
 		{ "MPIR_CVAR_CH4_BIP_CREDITS", MPIR_CVAR_CH4_BIP_CREDITS, 0,
 		  UINT8_MAX },
@@ -258,6 +274,11 @@ int MPIDI_BIP_init_local(int *tag_bits)
 	rc = bip_open(&params, &g->ep);
 	BIP_CHECK(rc, "bip_open");
 	g->crowded = bip_crowded(g->ep) == 1;
+	/* Crowded ranks wait long for the receiver to run: hold longer. */
+	g->hold_ns = 1000 * (uint64_t)(MPIR_CVAR_CH4_BIP_HOLD_US >= 0
+					       ? MPIR_CVAR_CH4_BIP_HOLD_US
+				       : g->crowded ? 1000
+						    : 20);
 	/* The netmod matches MPI tags itself: a full int travels. */
 	*tag_bits = MPIR_TAG_BITS_DEFAULT;
 fn_exit:
@@ -401,7 +422,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		"with the sender's help %llu, parts written for a receiver "
 		"%llu), "
 		"credits-only %llu (N=%s), "
-		"unexpected %llu (max queued %u), temporary buffers %llu "
+		"unexpected %llu (max queued %u; held %llu, "
+		"fetched after the hold %llu), temporary buffers %llu "
 		"(reused %llu), active messages inline %llu, "
 		"announced %llu, puts and gets direct %llu (by load and store "
 		"%llu), send FIFO max %u "
@@ -423,6 +445,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)c->pushed,
 		(unsigned long long)c->credits_only, n_range,
 		(unsigned long long)c->unexpected, c->unexp_max,
+		(unsigned long long)c->held,
+		(unsigned long long)c->held_fetched,
 		(unsigned long long)c->bufs,
 		(unsigned long long)c->bufs_reused,
 		(unsigned long long)c->am_short,
@@ -454,8 +478,13 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 int MPIDI_BIP_mpi_finalize_hook(void)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
-	int rc;
+	int rc, progress = 0;
 
+	/* Held messages no receive took are fetched now, so that their
+	 * senders finish. */
+	g->hold_ns = 0;
+	if (g->nheld)
+		(void)MPIDI_BIP_recv_held_due(&progress);
 	/* What is still queued must reach its peers first (a send whose
 	 * request was freed may still be on its way; one whose cancel failed
 	 * is the receiver's to take, MPI says, once it gets to it). */

@@ -46,8 +46,10 @@ typedef struct MPIDI_BIP_unexp {
 	bool failed;         /* its sender died before its data came */
 	uint64_t data_sz;
 	uint64_t sreq;       /* RTS3/RNDV: the sender's request */
-	uint64_t addr;       /* RNDV: its data, for us to read (0: ask) */
+	uint64_t addr;       /* RTS3/RNDV: its data, to read (0: ask) */
 	MPIR_Request *rreq;  /* RTS3: receive matched while data still flows */
+	bool held;           /* RTS3: its data still with the sender... */
+	uint64_t held_ns;    /* ...since then (MPIDI_BIP_recv_held_due) */
 	char *data;          /* SHORT: inline below; RTS3: temporary buffer */
 	char inline_data[];
 } MPIDI_BIP_unexp_t;
@@ -138,6 +140,7 @@ typedef struct {
 	uint64_t lent;           /* short sends queued with their data lent */
 	uint64_t dropped[MPIDI_BIP_CTL_NDROPS]; /* malformed messages, by why */
 	uint64_t unexpected;     /* messages that arrived before a receive */
+	uint64_t held, held_fetched; /* three-way ones held; fetched after */
 	uint64_t bufs, bufs_reused; /* temporary buffers taken; kept ones */
 	uint64_t am_short, am_3way;
 	uint64_t rma_direct;     /* puts and gets copied by us alone... */
@@ -180,6 +183,8 @@ typedef struct {
 	/* matching */
 	MPIR_Request *posted_head, *posted_tail;
 	MPIDI_BIP_unexp_t *unexp_head, *unexp_tail;
+	unsigned nheld;                 /* three-way messages held... */
+	uint64_t hold_ns;               /* ...so long at most */
 	/* long messages */
 	int ntags;
 	MPIDI_BIP_lrecv_t **tag_owner;  /* receive per BIP tag; NULL: free */
@@ -299,6 +304,9 @@ int MPIDI_BIP_lsends_move(void *arg, const char *from, const char *to);
 int MPIDI_BIP_recv_short(int node, const MPIDI_BIP_ctl_t *ctl,
 			 const void *data);
 int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts);
+/* Three-way messages held past MPIDI_BIP_global.hold_ns are fetched: on a
+ * progress call that found nothing else to do. */
+int MPIDI_BIP_recv_held_due(int *progress);
 int MPIDI_BIP_recv_withdraw(int node, uint64_t sreq);
 int MPIDI_BIP_recv_eager(int node, const MPIDI_BIP_ctl_rts_t *rts,
 			 const void *data);

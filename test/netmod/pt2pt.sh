@@ -63,7 +63,8 @@ MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 BIP_LONG_TAGS=4 \
 	mpirun 3 "$W/test_pt2pt" 3000
 passed 3 "with tiny thresholds"
 for c in short three-way rendezvous synchronous fragments credits-only \
-	unexpected "temporary buffers" reused "send FIFO max" lent \
+	unexpected held "fetched after the hold" \
+	"temporary buffers" reused "send FIFO max" lent \
 	"receive FIFO max" "active messages inline" announced \
 	"small messages read in place"; do
 	positive "$c"
