@@ -16,12 +16,15 @@
  *                    reach them: after start-up only the segments'
  *                    headers, and nodes 0 and 1 trading messages add a
  *                    page or two to each of their two rings.
- *   check-reuse:     (2 nodes) a ring grows only when its consumer lags:
- *                    20,000 8-byte round trips (several laps of a 1 MiB
- *                    ring) keep both rings at a page or two; then, three
- *                    times, node 0 sends 100 messages of 1000 bytes while
- *                    node 1 sleeps: each burst fills the ring, which then
- *                    grows (data checked).
+ *   check-reuse:     (2 nodes) a ring grows only when its consumer lags
+ *                    far behind: 20,000 8-byte round trips (several laps
+ *                    of a 1 MiB ring) keep both rings at a page or two;
+ *                    a stream of 40,000 8-byte messages in windows of 64,
+ *                    each answered (the consumer up to 64 records behind,
+ *                    5 laps), keeps node 0's at most 16 pages more; then,
+ *                    three times, node 0 sends 100 messages of 1000 bytes
+ *                    while node 1 sleeps: each burst fills the ring, which
+ *                    then grows (data checked).
  *   shm-full:        (2 nodes, a /dev/shm too small for a ring's first
  *                    page) a send to the peer fails with BIP_EPEERGONE,
  *                    no hang, no SIGBUS.
@@ -119,7 +122,7 @@ static int check_lazy(bip_ep_t *ep)
 static int check_reuse(bip_ep_t *ep)
 {
 	int node = bip_node(ep), rc = 0, segs, bad = 0;
-	size_t total, pingpong, burst;
+	size_t total, pingpong, window, burst;
 	char msg[1000];
 	struct timespec lag = { 0, 50000000 };
 
@@ -127,6 +130,14 @@ static int check_reuse(bip_ep_t *ep)
 		rc = (i + node) % 2 ? bip_recv(ep, msg, 8, NULL)
 				    : bip_send(ep, node ^ 1, msg, 8);
 	segs = segment_pages(&total, &pingpong);
+	for (int i = 0; i < 40000 && rc >= 0; i++) {
+		rc = node ? bip_recv(ep, msg, 8, NULL)
+			  : bip_send(ep, 1, msg, 8);
+		if (rc >= 0 && i % 64 == 63)
+			rc = node ? bip_send(ep, 0, msg, 1)
+				  : bip_recv(ep, msg, 1, NULL);
+	}
+	segment_pages(&total, &window);
 	for (int i = 0; i < 300 && rc >= 0; i++) {
 		if (node == 1 && i % 100 == 0)
 			nanosleep(&lag, NULL);
@@ -140,10 +151,11 @@ static int check_reuse(bip_ep_t *ep)
 	if (rc < 0)
 		return fail("ping-pong and burst", rc);
 	printf("node %d: %d segments, %zu pages present after the ping-pong, "
-	       "%zu after the bursts, %d bad messages\n",
-	       node, segs, pingpong, burst, bad);
+	       "%zu after the windows, %zu after the bursts, %d bad "
+	       "messages\n",
+	       node, segs, pingpong, window, burst, bad);
 	return bad || pingpong > (size_t)segs + 4 ||
-	       (node == 0 && burst < pingpong + 3);
+	       (node == 0 && (window > pingpong + 16 || burst < window + 3));
 }
 
 int main(int argc, char **argv)

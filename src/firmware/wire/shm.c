@@ -174,8 +174,8 @@ struct shm_peer {
 	uint64_t ready;      /* bytes of out reserved from its start
 			      * (UINT64_MAX: all of it) */
 	bool cut;            /* out could not be reserved: the peer is lost */
-	bool stalled;        /* out was once full short of its end: it
-			      * grows from then on, never reused early */
+	bool stalled;        /* out was full short of its end since it
+			      * last grew: its next end grows */
 	bool fence;          /* our commits fence: the peer's sleep does not */
 	pid_t pid;
 	int pidfd;           /* the peer's process, or -1: judged by its pid */
@@ -850,6 +850,7 @@ static int ring_grow(struct bipfw_shm *shm, int peer, uint64_t end)
 	if (!pp->ready)
 		announce(shm, pp);
 	pp->ready = to == size ? UINT64_MAX : to;
+	pp->stalled = false;
 	return 0;
 }
 
@@ -1097,29 +1098,38 @@ void *bipfw_shm_inbound(struct bipfw_shm *shm, int src, size_t *len_p)
 
 /* --- wire operations ---------------------------------------------------- */
 
-/* Rule: a ring grows only when its consumer lags. At the end of the
- * reserved part, if the consumer took every record and the ring was never
- * found full, the record goes to the ring's start (behind a pad to the
- * end) instead of into new pages: a ping-pong keeps writing the same few
- * lines, hot in both caches, and takes no page faults after its first
- * page (reserving one costs 1.5-10 us, a lap of a 1 MiB ring 256 of
- * them). A stream's consumer rarely took everything, so its ring grows (a
- * laxer test, half of the part held, halved small-message bandwidth).
- * Behind such a pad the ring holds only its reserved part until the
- * consumer passes it: a burst that finds it full marks it stalled, and
- * from then on it grows at every end like any ring (a consumer that
- * lagged once will again). Positions jump by up to the ring's size per
- * lap of the reserved part: at 10^7 laps a second they would reach
- * STAMP_PAD after 2^63 / 2^20 / 10^7 s, 2.7 years, with 1 MiB. */
+/* Rule: a ring grows only when its consumer lags far behind. At the end
+ * of the reserved part, if the ring was not found full since it last grew
+ * and the consumer took every record, or has passed half of the part (its tail is in this
+ * lap, at least that far in), the record goes to the ring's start (behind a
+ * pad to the end) instead of into new pages: a ping-pong keeps writing the
+ * same few lines, hot in both caches, and a stream whose consumer lags by
+ * L bytes settles on a part of about 2L, both taking no page faults after
+ * their first laps (reserving a page costs 1.5-10 us: growing through a
+ * whole 1 MiB ring cost a stream of 8 B messages 2-4 us per page for its
+ * first 8000 messages). Behind such a pad the ring holds only its reserved
+ * part until the consumer passes it: a burst that finds it full marks it
+ * stalled, and its next end grows, by steps that double (the consumer lags
+ * that far: a part twice as large holds it). Positions jump by up to
+ * the ring's size per lap of the reserved part: at 10^7 laps a second they
+ * would reach STAMP_PAD after 2^63 / 2^20 / 10^7 s, 2.7 years, with 1 MiB. */
 static bool reuse_start(struct shm_peer *pp, uint64_t at, uint64_t rec)
 {
+	uint64_t unread, tail_at;
+
 	if (pp->ready == UINT64_MAX || pp->stalled ||
 	    rec + RECORD_ALIGN > pp->ready)
 		return false;
 	pp->tail_seen = atomic_load_explicit(&pp->out->tail,
 					     memory_order_acquire);
-	/* Nothing unread: the start is free up to where the pad goes. */
-	return pp->head == pp->tail_seen && rec <= at;
+	/* The unread records lie in [tail_at, at) and the pad goes at at:
+	 * the start is free up to tail_at. A tail in the lap before (more
+	 * unread than at) has not passed the last pad yet. */
+	unread = pp->head - pp->tail_seen;
+	if (unread > at)
+		return false;
+	tail_at = at - unread;
+	return rec <= tail_at && (!unread || 2 * tail_at >= pp->ready);
 }
 
 /* Room for a record of len payload bytes in our ring in the peer's
