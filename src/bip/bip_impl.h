@@ -15,6 +15,8 @@ struct bip_pmi;
 struct bip_idle {
 	bool crowded;              /* more nodes on the host than cores */
 	uint64_t spin_ns, yield_ns;
+	uint64_t spin_cur;         /* this wait's spin: spin_ns at most */
+	bool handed;               /* the last yield gave the core away */
 	unsigned empty;            /* empty polls in a row */
 	enum bip_idle_policy mode; /* what the last look chose */
 	uint64_t start_ns;         /* the wait's first look at the clock */

@@ -3,7 +3,11 @@
  * a caller's own (the MPI netmod's progress engine, through bip_idle). A run
  * of empty polls that follow each other closely is a wait: spin first (the
  * answer usually comes within microseconds), then yield the core, then sleep
- * on the doorbell until a packet comes.
+ * on the doorbell until a packet comes. The spin adapts: a wait whose
+ * answer came right after a yield gave the core to another process
+ * halves it (the answer was waiting for our core: spinning kept the peer
+ * off it), a wait that ended while spinning doubles it back, up to
+ * BIP_SPIN_US.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -20,6 +24,10 @@
 #define GAPS 4
 /* The clock is slow to read: while spinning, look at it this seldom. */
 #define SPIN_LOOK 32
+/* A yield that took this long ran another process on our core; a spin
+ * halved below SPIN_MIN_NS is none. */
+#define HANDED_NS 1000
+#define SPIN_MIN_NS 1000
 
 void bip_idle_setup(bip_ep_t *ep, int local_nodes)
 {
@@ -37,11 +45,39 @@ void bip_idle_setup(bip_ep_t *ep, int local_nodes)
 			     ? (s->crowded ? 0 : 50000)
 			     : (uint64_t)ep->k.spin_us * 1000;
 	s->yield_ns = (uint64_t)ep->k.yield_us * 1000;
+	s->spin_cur = s->spin_ns;
+}
+
+/* Rule: a wait that ended right after its last yield ran another process
+ * on our core halves the next one's spin; one that ended while spinning,
+ * or after a yield that found no one else to run, doubles it (spinning
+ * would have cost no one anything). Two nodes on one core (the scheduler
+ * put them there, for a while) would otherwise each spin its whole spin
+ * per message, 50 us, before the other could answer: 114 us a round trip
+ * instead of a few. A wait that went to sleep says nothing. */
+static void wait_over(struct bip_idle *s)
+{
+	if (s->mode == BIP_IDLE_YIELD && s->handed) {
+		s->spin_cur /= 2;
+		if (s->spin_cur < SPIN_MIN_NS)
+			s->spin_cur = 0;
+	} else if (s->mode != BIP_IDLE_BLOCK && s->spin_cur < s->spin_ns) {
+		s->spin_cur = s->spin_cur * 2 < SPIN_MIN_NS ? SPIN_MIN_NS
+							    : s->spin_cur * 2;
+		if (s->spin_cur > s->spin_ns)
+			s->spin_cur = s->spin_ns;
+	}
 }
 
 void bip_idle_restart(bip_ep_t *ep)
 {
-	ep->idle.empty = 0;
+	struct bip_idle *s = &ep->idle;
+
+	if (s->empty) {
+		wait_over(s);
+		s->mode = BIP_IDLE_SPIN;
+		s->empty = 0;
+	}
 }
 
 /* The phase a wait has reached after waited_ns, as BIP_IDLE allows. */
@@ -54,11 +90,11 @@ static enum bip_idle_policy phase(const bip_ep_t *ep, uint64_t waited_ns,
 	 * MPI_Iprobe, a flush that gives progress once): where every node
 	 * has a core, giving that core away helps no node of the job and
 	 * costs a system call per poll. */
-	if (ep->k.idle == BIP_IDLE_SPIN || waited_ns < s->spin_ns ||
+	if (ep->k.idle == BIP_IDLE_SPIN || waited_ns < s->spin_cur ||
 	    (!may_block && !s->crowded))
 		return BIP_IDLE_SPIN;
 	if (ep->k.idle == BIP_IDLE_YIELD || !may_block ||
-	    waited_ns < s->spin_ns + s->yield_ns)
+	    waited_ns < s->spin_cur + s->yield_ns)
 		return BIP_IDLE_YIELD;
 	return BIP_IDLE_BLOCK;
 }
@@ -102,7 +138,9 @@ static __attribute__((noinline)) void idle_look(bip_ep_t *ep, bool may_block,
 	case BIP_IDLE_YIELD:
 		sched_yield();
 		s->yields++;
-		break;
+		s->left_ns = bipfw_now_ns();
+		s->handed = s->left_ns - now >= HANDED_NS;
+		return;
 	case BIP_IDLE_BLOCK:
 		bipfw_block(ep->fw, sleep_us);
 		s->sleeps++;
@@ -115,8 +153,8 @@ void bip_idle_empty(bip_ep_t *ep, bool may_block, bool own_loop,
 		    unsigned sleep_us)
 {
 	struct bip_idle *s = &ep->idle;
-	unsigned first = s->spin_ns ? SPIN_LOOK : 1;
-	unsigned every = s->mode == BIP_IDLE_SPIN && s->spin_ns ? SPIN_LOOK : 1;
+	unsigned first = s->spin_cur ? SPIN_LOOK : 1;
+	unsigned every = s->mode == BIP_IDLE_SPIN && s->spin_cur ? SPIN_LOOK : 1;
 
 	/* A wait is timed from its first look at the clock. Every empty poll
 	 * comes here: a mask, not a division (every is 1 or SPIN_LOOK). */
