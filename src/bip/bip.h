@@ -109,10 +109,11 @@ struct bip_limits {
 	size_t packet_size;   /* payload bytes per packet */
 };
 int bip_limits(const bip_ep_t *ep, struct bip_limits *limits);
-/* The limits an endpoint opened now would have, from the environment,
- * without opening one: a caller can refuse settings it cannot work with
- * before anything is created. -BIP_EINVAL (logged) for a bad knob. */
-int bip_env_limits(struct bip_limits *limits);
+/* The limits an endpoint of a job of nnodes opened now would have, from
+ * the environment, without opening one: a caller can refuse settings it
+ * cannot work with before anything is created. -BIP_EINVAL (logged) for a
+ * bad knob, -BIP_ENODE for a bad node count. */
+int bip_env_limits(int nnodes, struct bip_limits *limits);
 
 /* --- small messages ---------------------------------------------------- */
 

@@ -75,6 +75,8 @@ int bip_open(const struct bip_open_params *params, bip_ep_t **ep_p)
 	rc = bip_knobs_load(&ep->k);
 	if (rc)
 		goto fail;
+	ep->k.fw.small_queue =
+		bipfw_small_queue(ep->k.fw.small_queue, ep->nnodes);
 	bip_idle_setup(ep, params->local_nodes ? params->local_nodes
 					      : ep->nnodes);
 	ep->connected = calloc((size_t)ep->nnodes, sizeof(*ep->connected));
@@ -262,17 +264,21 @@ int bip_limits(const bip_ep_t *ep, struct bip_limits *l)
 	return 0;
 }
 
-int bip_env_limits(struct bip_limits *l)
+int bip_env_limits(int nnodes, struct bip_limits *l)
 {
 	struct bip_knobs k;
 	int rc;
 
 	if (!l)
 		return -BIP_EINVAL;
+	if (nnodes < 1 || nnodes > 0xfff0)
+		return -BIP_ENODE;
 	rc = bip_knobs_load(&k);
-	if (!rc)
-		limits_of(&k, l);
-	return rc;
+	if (rc)
+		return rc;
+	k.fw.small_queue = bipfw_small_queue(k.fw.small_queue, nnodes);
+	limits_of(&k, l);
+	return 0;
 }
 
 int bip_get_counters(const bip_ep_t *ep, struct bip_counters *c)
@@ -367,6 +373,7 @@ int bip_memory(int nnodes, size_t *bytes)
 	if (rc)
 		return rc;
 	k.fw.nnodes = nnodes;
+	k.fw.small_queue = bipfw_small_queue(k.fw.small_queue, nnodes);
 	fixed = bipfw_memory(&k.fw, &per_peer);
 	*bytes = fixed + (size_t)nnodes * per_peer; /* ourselves included */
 	return 0;

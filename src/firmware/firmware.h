@@ -230,6 +230,9 @@ struct bipfw_config {
 extern const struct bip_knob_table bipfw_knobs;
 
 int bipfw_create(const struct bipfw_config *cfg, struct bipfw **fw_p);
+/* The small-message queue's capacity for a job of nnodes: the knob's
+ * value, or for auto (BIP_KNOB_AUTO_COUNT) one sized by nnodes. */
+unsigned bipfw_small_queue(unsigned knob, int nnodes);
 /* What bipfw_create allocates for cfg (returned), and what each peer adds
  * once a packet goes to it (*per_peer): the retention buffers are the send
  * slots' copies and the senders' own buffers, shared by all peers. */

@@ -315,6 +315,10 @@ void bipfw_small_pop(struct bipfw *fw)
 		w->cls->unkeep(w->ctx, e->src, e->token);
 		e->kept = 0;
 	}
+	if (e->buf) {
+		bipfw_qbuf_put(fw, e->buf);
+		e->buf = NULL;
+	}
 	if (++fw->sq_head == fw->cfg.small_queue)
 		fw->sq_head = 0;
 	fw->sq_count--;

@@ -321,7 +321,7 @@ struct bipfw_small_entry {
 	uint32_t len;
 	const uint8_t *data; /* the message: inl, buf, or where the wire
 			      * keeps it */
-	uint8_t *buf;        /* BIP_SMALL_MAX bytes of our own */
+	uint8_t *buf;        /* BIP_SMALL_MAX bytes from the pool, or NULL */
 	uint64_t token;      /* the wire's, for unkeep */
 	uint8_t inl[BIP_PKT_INLINE_MAX];
 };
@@ -351,6 +351,16 @@ struct bipfw {
 
 	struct bipfw_small_entry *smallq;
 	unsigned sq_head, sq_count;
+	/* The queue's buffers for copies (messages over the inline bytes,
+	 * not lent): a stack of free ones, so the ones just freed are used
+	 * again and the rest are never touched: a queue sized for many
+	 * peers costs its 64-byte entries, not its buffers. nqbufs of them,
+	 * at most QBUF_MAX: more copies waiting at once overflow the queue
+	 * (the host takes everything at every poll: that takes a host that
+	 * stopped polling while thousands came). */
+	uint8_t *qbufs;
+	uint32_t *qbuf_free;
+	unsigned nqbufs, nqbuf_free;
 	bool in_overflow; /* refusing small packets right now */
 	/* The packet rx_wire hands over: its wire may lend its payload
 	 * (index + 1, 0: no), and the queue entry that took the loan. */
@@ -374,6 +384,20 @@ struct bipfw {
 		       * memory of kdev */
 	struct bipfw_kdev kdev; /* /dev/bip, when the module is there */
 };
+
+/* The queue's buffers: take one (deliver_small checked there is one), give
+ * it back. */
+static inline uint8_t *bipfw_qbuf_get(struct bipfw *fw)
+{
+	return fw->qbufs +
+	       (size_t)fw->qbuf_free[--fw->nqbuf_free] * BIP_SMALL_MAX;
+}
+
+static inline void bipfw_qbuf_put(struct bipfw *fw, uint8_t *buf)
+{
+	fw->qbuf_free[fw->nqbuf_free++] =
+		(uint32_t)((size_t)(buf - fw->qbufs) / BIP_SMALL_MAX);
+}
 
 /* The pool of rts entries: take one (BIPFW_NONE when empty), give back. */
 static inline uint16_t bipfw_rts_get(struct bipfw *fw)

@@ -152,15 +152,18 @@ static enum deliver_result deliver_small(struct bipfw *fw, int src,
 			"expected %u", src, have, p->small_fill);
 		return DELIVERED;
 	}
-	if (fw->sq_count == fw->cfg.small_queue) {
-		/* Overflow: reported to the host once per episode. */
+	/* Overflow (a full queue, or all its buffers holding copies):
+	 * reported to the host once per episode. */
+	if (fw->sq_count == fw->cfg.small_queue ||
+	    (!fw->nqbuf_free && have + h->len > BIP_PKT_INLINE_MAX &&
+	     (have || !fw->rx_lend))) {
 		fw->cnt.small_overflows++;
 		if (!fw->in_overflow) {
 			fw->in_overflow = true;
 			fw->pending_error = -BIP_EOVERFLOW;
-			bip_info("small-message queue full (%u); node %d "
-				 "waits",
-				 fw->cfg.small_queue, src);
+			bip_info("small-message queue full (%u, %u buffers); "
+				 "node %d waits",
+				 fw->cfg.small_queue, fw->nqbufs, src);
 		}
 		return NO_BUFFER;
 	}
@@ -179,8 +182,10 @@ static enum deliver_result deliver_small(struct bipfw *fw, int src,
 		fw->cnt.small_in_place++;
 		prefetch_lent(payload, h->len);
 	} else {
-		uint8_t *to = e->len <= sizeof(e->inl) ? e->inl : e->buf;
+		uint8_t *to = e->inl;
 
+		if (e->len > sizeof(e->inl))
+			to = e->buf = bipfw_qbuf_get(fw);
 		if (have)
 			memcpy(to, p->small_part, have);
 		bip_copy(to + have, payload, h->len);

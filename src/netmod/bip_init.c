@@ -110,10 +110,10 @@ cvars:
       description : >-
         Control messages each process may have in flight to each peer (N,
         2 to 255; one is reserved for credits-only messages). 0: BIP's
-        small-message queue (BIP_SMALL_QUEUE) shared evenly among the
-        ranks, at most 255. A value is lowered at start-up so that every
-        rank's credits fit that queue; MPI_Init fails if that leaves fewer
-        than 2.
+        small-message queue (BIP_SMALL_QUEUE, by default 64 per rank)
+        shared evenly among the ranks, at most 255. A value is lowered at
+        start-up so that every rank's credits fit that queue; MPI_Init
+        fails if that leaves fewer than 2.
 
     - name        : MPIR_CVAR_CH4_BIP_SEND_FIFO_MAX
       category    : CH4_BIP
@@ -253,7 +253,7 @@ int MPIDI_BIP_init_local(int *tag_bits)
 	MPIR_ERR_CHECK(mpi_errno);
 	/* Settings we cannot run with are refused before anything exists
 	 * that could be left behind. */
-	rc = bip_env_limits(&lim);
+	rc = bip_env_limits(MPIR_Process.size, &lim);
 	BIP_CHECK(rc, "BIP knobs");
 	mpi_errno = MPIDI_BIP_credits_init(lim.small_queue);
 	MPIR_ERR_CHECK(mpi_errno);

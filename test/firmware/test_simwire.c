@@ -3,8 +3,8 @@
  * thousands of small and long messages of sizes around every threshold,
  * under seeded loss, duplication, reordering, corruption and foreign
  * traffic, checked for content, order and exactly-once delivery; plus the
- * packetizer's packet counts, truncation, queue overflow, peer death, and
- * the host interface's argument errors.
+ * packetizer's packet counts, truncation, queue overflow, the queue's
+ * buffers reused, peer death, and the host interface's argument errors.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -550,6 +550,49 @@ static void test_small_pieces(void)
 		bipfw_small_pop(d.fw[1]);
 		duo_close(&d);
 	}
+}
+
+/* Messages copied into the queue take its buffers from a stack: 20 rounds
+ * of 3 messages of 100 bytes through a queue of 8 use 3 buffers, not all
+ * 8 in turn, so a queue sized for many peers touches only what waits in
+ * it at once. */
+static void test_queue_buffers(void)
+{
+	const void *seen[8];
+	unsigned nseen = 0;
+	uint8_t src[100];
+	struct duo d;
+
+	duo_open(&d);
+	for (int round = 0; round < 20; round++) {
+		for (int m = 0; m < 3; m++) {
+			memset(src, round * 3 + m, sizeof(src));
+			CHECK(post_small(d.fw[0], 1, src, sizeof(src)) >= 0,
+			      "round %d: post %d", round, m);
+		}
+		DUO_UNTIL(&d, d.fw[1]->sq_count == 3);
+		for (int m = 0; m < 3; m++) {
+			const uint8_t *got = NULL;
+			size_t len = 0;
+			unsigned k;
+			int node = -1;
+
+			CHECK(bipfw_small_peek(d.fw[1], (const void **)&got,
+					       &len, &node) == 0 &&
+				      len == sizeof(src) && node == 0 &&
+				      got[0] == round * 3 + m &&
+				      got[99] == round * 3 + m,
+			      "round %d: message %d", round, m);
+			for (k = 0; k < nseen && seen[k] != got; k++)
+				;
+			if (k == nseen && nseen < 8)
+				seen[nseen++] = got;
+			bipfw_small_pop(d.fw[1]);
+		}
+	}
+	CHECK(nseen == 3, "%u queue buffers used for 3 messages at a time",
+	      nseen);
+	duo_close(&d);
 }
 
 /* With a bulk wire: a narrow message goes by the peer's own wire. A run
@@ -1325,6 +1368,7 @@ int main(void)
 	test_closed_peer();
 	test_traffic();
 	test_small_pieces();
+	test_queue_buffers();
 	test_bulk_runs();
 	test_idle_death();
 	test_blocked_death();

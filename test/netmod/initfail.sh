@@ -1,7 +1,7 @@
 #!/bin/sh
 # MPI_Init failing for any reason (settings MPI cannot run with, ranks that
 # do not agree) must say why and leave nothing in /dev/shm: Hydra removes
-# nothing there.
+# nothing there. Then the credits a default start-up agrees on.
 . "$top_srcdir/test/netmod/lib.sh"
 run "$MPICC" -O2 -o "$W/cpi" "$top_srcdir/examples/mpi/cpi.c" -lm
 segments() { ls /dev/shm 2>/dev/null | grep "^bip-$(id -u)-" || true; }
@@ -32,3 +32,9 @@ must_fail "MPIR_CVAR_CH4_BIP_CREDITS=1 is out of range" -n 2 \
 	-env MPIR_CVAR_CH4_BIP_CREDITS 1 "$W/cpi"
 must_fail "BIP_IDLE=nap" -n 2 -env BIP_IDLE nap "$W/cpi"
 echo "every failed MPI_Init said why and left nothing behind"
+# The default queue grows with the job: 64 credits a peer on 8 ranks (a
+# fixed queue of 256 gave 32), 128 on 2.
+for nc in 8:64 2:128; do
+	MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun "${nc%:*}" "$W/cpi"
+	expect "(N=${nc#*:})" "N=${nc#*:} on ${nc%:*} ranks"
+done
