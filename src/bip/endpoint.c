@@ -34,6 +34,19 @@ static bool node_in_job(const bip_ep_t *ep, int node)
 	return node >= 0 && node < ep->nnodes;
 }
 
+/* The knobs from the environment, with what they leave to the job's size
+ * (BIP_SMALL_QUEUE=auto) worked out for nnodes. */
+static int knobs_for(struct bip_knobs *k, int nnodes)
+{
+	int rc = bip_knobs_load(k);
+
+	if (rc)
+		return rc;
+	k->fw.nnodes = nnodes;
+	k->fw.small_queue = bipfw_small_queue(k->fw.small_queue, nnodes);
+	return 0;
+}
+
 int bip_open(const struct bip_open_params *params, bip_ep_t **ep_p)
 {
 	struct bipfw_wire_params wp;
@@ -72,11 +85,9 @@ int bip_open(const struct bip_open_params *params, bip_ep_t **ep_p)
 	ep->host = params->host;
 	ep->nhosts = params->nhosts > 1 ? params->nhosts : 1;
 	bip_log_set_node(ep->node);
-	rc = bip_knobs_load(&ep->k);
+	rc = knobs_for(&ep->k, ep->nnodes);
 	if (rc)
 		goto fail;
-	ep->k.fw.small_queue =
-		bipfw_small_queue(ep->k.fw.small_queue, ep->nnodes);
 	bip_idle_setup(ep, params->local_nodes ? params->local_nodes
 					      : ep->nnodes);
 	ep->connected = calloc((size_t)ep->nnodes, sizeof(*ep->connected));
@@ -273,10 +284,9 @@ int bip_env_limits(int nnodes, struct bip_limits *l)
 		return -BIP_EINVAL;
 	if (nnodes < 1 || nnodes > 0xfff0)
 		return -BIP_ENODE;
-	rc = bip_knobs_load(&k);
+	rc = knobs_for(&k, nnodes);
 	if (rc)
 		return rc;
-	k.fw.small_queue = bipfw_small_queue(k.fw.small_queue, nnodes);
 	limits_of(&k, l);
 	return 0;
 }
@@ -369,11 +379,9 @@ int bip_memory(int nnodes, size_t *bytes)
 
 	if (nnodes < 1 || nnodes > 0xfff0 || !bytes)
 		return -BIP_EINVAL;
-	rc = bip_knobs_load(&k);
+	rc = knobs_for(&k, nnodes);
 	if (rc)
 		return rc;
-	k.fw.nnodes = nnodes;
-	k.fw.small_queue = bipfw_small_queue(k.fw.small_queue, nnodes);
 	fixed = bipfw_memory(&k.fw, &per_peer);
 	*bytes = fixed + (size_t)nnodes * per_peer; /* ourselves included */
 	return 0;

@@ -43,7 +43,7 @@ static const struct bip_knob_def knobs[] = {
 	    "Capacity of the small-message receive queue, in messages. auto: "
 	    "64 per node of the job, at least 256 and at most 65535 (the MPI "
 	    "netmod shares it among the ranks as credits)." },
-	  BIP_KNOB_COUNT_AUTO, 4, 65535, NULL, U(small_queue) },
+	  BIP_KNOB_COUNT_AUTO, 4, SMALL_QUEUE_MAX, NULL, U(small_queue) },
 	{ { "BIP_SEND_SLOTS", "count", "64",
 	    "Outstanding sends (small ones until acknowledged, long ones "
 	    "until complete)." },
@@ -190,11 +190,10 @@ static void hostif_place(struct bipfw *fw, uint8_t *m)
 {
 	unsigned warm = fw->nqbufs < QBUF_WARM ? fw->nqbufs : QBUF_WARM;
 
-	fw->qbufs = m;
 	memset(m, 0, (size_t)warm * BIP_SMALL_MAX);
 	fw->nqbuf_free = 0;
 	for (unsigned i = fw->nqbufs; i-- > 0;)
-		fw->qbuf_free[fw->nqbuf_free++] = i;
+		bipfw_qbuf_put(fw, m + (size_t)i * BIP_SMALL_MAX);
 	m += (size_t)fw->nqbufs * BIP_SMALL_MAX;
 	memset(m, 0, (size_t)fw->cfg.send_slots * BIP_SMALL_MAX);
 	for (unsigned i = fw->cfg.send_slots; i-- > 0; m += BIP_SMALL_MAX)
@@ -203,15 +202,14 @@ static void hostif_place(struct bipfw *fw, uint8_t *m)
 
 unsigned bipfw_small_queue(unsigned knob, int nnodes)
 {
-	unsigned n = nnodes > 0 ? (unsigned)nnodes : 1;
+	/* nnodes <= 0xfff0: the product fits an unsigned long. */
+	unsigned long q = (unsigned long)nnodes * SMALL_QUEUE_PER_NODE;
 
 	if (knob != BIP_KNOB_AUTO_COUNT)
 		return knob;
-	return n > SMALL_QUEUE_MAX / SMALL_QUEUE_PER_NODE
-		       ? SMALL_QUEUE_MAX
-		       : n * SMALL_QUEUE_PER_NODE < SMALL_QUEUE_MIN
-				 ? SMALL_QUEUE_MIN
-				 : n * SMALL_QUEUE_PER_NODE;
+	return q < SMALL_QUEUE_MIN ? SMALL_QUEUE_MIN
+	       : q > SMALL_QUEUE_MAX ? SMALL_QUEUE_MAX
+				     : (unsigned)q;
 }
 
 size_t bipfw_memory(const struct bipfw_config *cfg, size_t *per_peer)
@@ -226,7 +224,7 @@ size_t bipfw_memory(const struct bipfw_config *cfg, size_t *per_peer)
 	       cfg->long_tags * sizeof(struct bipfw_lrecv) +
 	       rts_count(cfg) * sizeof(struct bipfw_rts) +
 	       cfg->small_queue * sizeof(struct bipfw_small_entry) +
-	       qbufs(cfg) * sizeof(uint32_t) + hostif_bytes(cfg);
+	       qbufs(cfg) * sizeof(uint8_t *) + hostif_bytes(cfg);
 }
 
 int bipfw_create(const struct bipfw_config *cfg, struct bipfw **fw_p)

@@ -358,8 +358,7 @@ struct bipfw {
 	 * at most QBUF_MAX: more copies waiting at once overflow the queue
 	 * (the host takes everything at every poll: that takes a host that
 	 * stopped polling while thousands came). */
-	uint8_t *qbufs;
-	uint32_t *qbuf_free;
+	uint8_t **qbuf_free;
 	unsigned nqbufs, nqbuf_free;
 	bool in_overflow; /* refusing small packets right now */
 	/* The packet rx_wire hands over: its wire may lend its payload
@@ -389,14 +388,12 @@ struct bipfw {
  * it back. */
 static inline uint8_t *bipfw_qbuf_get(struct bipfw *fw)
 {
-	return fw->qbufs +
-	       (size_t)fw->qbuf_free[--fw->nqbuf_free] * BIP_SMALL_MAX;
+	return fw->qbuf_free[--fw->nqbuf_free];
 }
 
 static inline void bipfw_qbuf_put(struct bipfw *fw, uint8_t *buf)
 {
-	fw->qbuf_free[fw->nqbuf_free++] =
-		(uint32_t)((size_t)(buf - fw->qbufs) / BIP_SMALL_MAX);
+	fw->qbuf_free[fw->nqbuf_free++] = buf;
 }
 
 /* The pool of rts entries: take one (BIPFW_NONE when empty), give back. */

@@ -145,6 +145,10 @@ static enum deliver_result deliver_small(struct bipfw *fw, int src,
 	struct bipfw_small_entry *e;
 	unsigned i;
 	size_t have = h->flags & BIP_PKTF_INLINE ? 0 : (size_t)h->offset;
+	/* Whole, on a wire that keeps it where it is, the host reads it
+	 * there; else it is copied, into a buffer past the inline bytes. */
+	bool lend = !have && fw->rx_lend;
+	bool needs_buf = !lend && have + h->len > BIP_PKT_INLINE_MAX;
 
 	if (have && (!p->small_part || have != p->small_fill)) {
 		fw->cnt.dropped_bad++;
@@ -155,8 +159,7 @@ static enum deliver_result deliver_small(struct bipfw *fw, int src,
 	/* Overflow (a full queue, or all its buffers holding copies):
 	 * reported to the host once per episode. */
 	if (fw->sq_count == fw->cfg.small_queue ||
-	    (!fw->nqbuf_free && have + h->len > BIP_PKT_INLINE_MAX &&
-	     (have || !fw->rx_lend))) {
+	    (needs_buf && !fw->nqbuf_free)) {
 		fw->cnt.small_overflows++;
 		if (!fw->in_overflow) {
 			fw->in_overflow = true;
@@ -173,19 +176,16 @@ static enum deliver_result deliver_small(struct bipfw *fw, int src,
 	e = &fw->smallq[i >= fw->cfg.small_queue ? i - fw->cfg.small_queue : i];
 	e->src = (uint16_t)src;
 	e->len = (uint32_t)(have + h->len);
-	if (!have && fw->rx_lend) {
-		/* Whole, on a wire that keeps it where it is: the host reads
-		 * it there, one copy less (rx_wire tells the wire). */
+	if (lend) {
+		/* One copy less (rx_wire tells the wire). */
 		e->data = payload;
 		e->kept = fw->rx_lend;
 		fw->rx_lent = e;
 		fw->cnt.small_in_place++;
 		prefetch_lent(payload, h->len);
 	} else {
-		uint8_t *to = e->inl;
+		uint8_t *to = needs_buf ? (e->buf = bipfw_qbuf_get(fw)) : e->inl;
 
-		if (e->len > sizeof(e->inl))
-			to = e->buf = bipfw_qbuf_get(fw);
 		if (have)
 			memcpy(to, p->small_part, have);
 		bip_copy(to + have, payload, h->len);
