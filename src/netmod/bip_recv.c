@@ -437,17 +437,17 @@ static void splits_fail(int node, int err)
 
 /* Read the first len bytes of the sender's data at addr into dst and tell
  * it so with one ACK (flags: LAST for a truncating receive), FAILED if the
- * read failed, which *err then says. */
+ * read failed; then landed(arg, err) (a split calls it when the sender is
+ * done). *how says what was done: on an ASK the caller asks. */
 static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
-		     uint64_t len, uint32_t flags, enum fetch *how, int *err,
+		     uint64_t len, uint32_t flags, enum fetch *how,
 		     int (*landed)(void *arg, int err), void *arg)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	uint64_t t0;
-	int rc;
+	int rc, err = MPI_SUCCESS;
 
 	*how = FETCH_ASK;
-	*err = MPI_SUCCESS;
 	if (!addr)
 		return MPI_SUCCESS;
 	if (!reads(node, dst, addr, len)) {
@@ -466,10 +466,17 @@ static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
 		return MPI_SUCCESS;
 	*how = FETCH_READ;
 	if (rc)
-		*err = MPIDI_BIP_error(rc, "reading the sender's data");
+		err = MPIDI_BIP_error(rc, "reading the sender's data");
 	else
 		g->cnt.read++;
-	return read_acked(node, sreq, len, flags, *err, t0);
+	rc = read_acked(node, sreq, len, flags, err, t0);
+	return rc ? rc : landed(arg, err);
+}
+
+/* Whether read_data left the data to be asked for. */
+static bool to_ask(enum fetch how)
+{
+	return how == FETCH_ASK || how == FETCH_ASK_CHOSEN;
 }
 
 /* --- three-way ----------------------------------------------------------- */
@@ -490,7 +497,7 @@ static int rreq_3way_done(MPIDI_BIP_lrecv_t *lr, int err)
 	return rreq_landed(lr->arg, err);
 }
 
-static int rreq_split_done(void *arg, int err)
+static int rreq_read_done(void *arg, int err)
 {
 	return rreq_landed(arg, err);
 }
@@ -523,7 +530,7 @@ static int unexp_3way_done(MPIDI_BIP_lrecv_t *lr, int err)
 	return unexp_landed(lr->arg, err);
 }
 
-static int unexp_split_done(void *arg, int err)
+static int unexp_read_done(void *arg, int err)
 {
 	return unexp_landed(arg, err);
 }
@@ -661,8 +668,8 @@ static int rndv_start(MPIR_Request *rreq, int node, uint64_t sreq,
 		      uint64_t data_sz, uint64_t addr)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
-	int mpi_errno, err;
 	enum fetch how;
+	int mpi_errno;
 
 	r->node = node;
 	r->peer = sreq;
@@ -676,12 +683,9 @@ static int rndv_start(MPIR_Request *rreq, int node, uint64_t sreq,
 					    __func__, __LINE__, MPI_ERR_OTHER,
 					    "**nomem", 0);
 	mpi_errno = read_data(node, sreq, addr, r->data, r->cap,
-			      ack_flags(r, r->cap), &how, &err,
-			      rreq_split_done, rreq);
-	if (mpi_errno || how == FETCH_SPLIT)
+			      ack_flags(r, r->cap), &how, rreq_read_done, rreq);
+	if (mpi_errno || !to_ask(how))
 		return mpi_errno;
-	if (how == FETCH_READ)
-		return rreq_landed(rreq, err);
 	return rndv_fragment(rreq, ask_t0(how));
 }
 
@@ -694,7 +698,7 @@ static int rts3_matched(MPIR_Request *rreq, int node, uint64_t sreq,
 	void *dst;
 	uint32_t flags;
 	enum fetch how;
-	int mpi_errno, err;
+	int mpi_errno;
 
 	r->data_sz = data_sz;
 	dst = recv_landing(rreq, data_sz);
@@ -705,12 +709,10 @@ static int rts3_matched(MPIR_Request *rreq, int node, uint64_t sreq,
 					    __func__, __LINE__, MPI_ERR_OTHER,
 					    "**nomem", 0);
 	flags = ack_flags(r, r->cap);
-	mpi_errno = read_data(node, sreq, addr, dst, r->cap, flags, &how, &err,
-			      rreq_split_done, rreq);
-	if (mpi_errno || how == FETCH_SPLIT)
+	mpi_errno = read_data(node, sreq, addr, dst, r->cap, flags, &how,
+			      rreq_read_done, rreq);
+	if (mpi_errno || !to_ask(how))
 		return mpi_errno;
-	if (how == FETCH_READ)
-		return rreq_landed(rreq, err);
 	return MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, sreq, 0, r->cap, flags,
 			       ask_t0(how), dst, rreq_3way_done, rreq);
 }
@@ -787,7 +789,7 @@ int MPIDI_BIP_recv_short(int node, const MPIDI_BIP_ctl_t *ctl,
 static int rts3_fetch(MPIDI_BIP_unexp_t *u)
 {
 	enum fetch how;
-	int mpi_errno, err;
+	int mpi_errno;
 
 	if (u->held) {
 		u->held = false;
@@ -800,11 +802,9 @@ static int rts3_fetch(MPIDI_BIP_unexp_t *u)
 					    __func__, __LINE__, MPI_ERR_OTHER,
 					    "**nomem", 0);
 	mpi_errno = read_data(u->node, u->sreq, u->addr, u->data, u->data_sz,
-			      0, &how, &err, unexp_split_done, u);
-	if (mpi_errno || how == FETCH_SPLIT)
+			      0, &how, unexp_read_done, u);
+	if (mpi_errno || !to_ask(how))
 		return mpi_errno;
-	if (how == FETCH_READ)
-		return unexp_landed(u, err);
 	return MPIDI_BIP_lrecv(u->node, MPIDI_BIP_CTL_ACK, u->sreq, 0,
 			       u->data_sz, 0, ask_t0(how), u->data,
 			       unexp_3way_done, u);
