@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <unistd.h>
 
 #include "bip_impl.h"
 
@@ -29,17 +30,32 @@
 #define HANDED_NS 1000
 #define SPIN_MIN_NS 1000
 
+/* The cores the host's nodes may share: ours, and our launcher's, which
+ * covers every core it may bind its nodes to. A launcher that binds each
+ * node to a core of its own (mpiexec -bind-to core, Open MPI's default)
+ * leaves us one core, yet the nodes do not share it; one started on fewer
+ * cores than nodes (taskset on the launcher) gives its nodes no more.
+ * 0: unknown. */
+static int job_cpus(void)
+{
+	cpu_set_t cpus, launcher;
+
+	if (sched_getaffinity(0, sizeof(cpus), &cpus))
+		return 0;
+	if (sched_getaffinity(getppid(), sizeof(launcher), &launcher) == 0)
+		CPU_OR(&cpus, &cpus, &launcher);
+	return CPU_COUNT(&cpus);
+}
+
 void bip_idle_setup(bip_ep_t *ep, int local_nodes)
 {
 	struct bip_idle *s = &ep->idle;
-	cpu_set_t cpus;
-	int ncpus = 0;
+	int ncpus = job_cpus();
 
-	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0)
-		ncpus = CPU_COUNT(&cpus);
 	/* Spin only when every node of the host has a core of its own: with
 	 * more nodes than cores, the node a spinner waits for may need that
-	 * core (yielding at once is what Open MPI does then). */
+	 * core (yielding at once is what Open MPI does then). A misjudged
+	 * core of one's own costs little: the spin adapts (wait_over). */
 	s->crowded = ncpus > 0 && local_nodes > ncpus;
 	s->spin_ns = ep->k.spin_us == BIP_KNOB_AUTO_COUNT
 			     ? (s->crowded ? 0 : 50000)

@@ -7,4 +7,12 @@ n=$(( $(nproc) * 3 ))
 run "$BIP_RUN" -n "$n" -t 120 "$T/test_traffic" 100 7
 run "$BIP_RUN" -n "$n" -t 120 "$top_builddir/examples/bip_ring" 4194304
 run "$BIP_RUN" -n 2 -t 60 "$T/test_idle" 0.25
+# Crowded: more nodes than the cores their launcher may use.
+run "$BIP_RUN" -n "$n" -t 60 "$T/test_crowded" 1
+run taskset -c 0 "$BIP_RUN" -n 2 -t 60 "$T/test_crowded" 1
+if [ "$(nproc)" -ge 2 ]; then
+	run "$BIP_RUN" -n 2 -t 60 "$T/test_crowded" 0
+else
+	echo "skipped 2 nodes not crowded: one core"
+fi
 BIP_IDLE=yield run "$BIP_RUN" -n 2 -t 60 "$T/test_idle" 1.0
