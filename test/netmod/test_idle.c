@@ -1,8 +1,8 @@
 /*
  * test_idle.c - the netmod's idle policy, both ways:
- *  - a rank blocked in MPI_Recv or MPI_Probe while its peer sleeps must
- *    give its core away (sleep on BIP's doorbell): it may use at most
- *    MAX_CPU of it;
+ *  - a rank blocked in MPI_Recv, MPI_Probe, MPI_Waitany or MPI_Waitsome
+ *    while its peer sleeps must give its core away (sleep on BIP's
+ *    doorbell): it may use at most MAX_CPU of it;
  *  - a rank that computes while it waits, testing its receive between
  *    chunks of work (MPI_Test in a compute loop), is not idle and must not
  *    be slowed: a chunk may take at most MAX_SLOWDOWN times its time alone;
@@ -23,7 +23,7 @@
 #define MAX_SLOWDOWN 1.5
 #define CHUNK_US 20.0
 #define MAX_SLEEPS 20
-#define PARTS 4
+#define PARTS 6
 
 static double wall_s(void)
 {
@@ -92,6 +92,33 @@ static int blocked_receiver(int tag, int probe)
 	return frac <= MAX_CPU;
 }
 
+/* Blocked in MPI_Waitany or MPI_Waitsome (which MPICH builds from a loop
+ * of its own) on the message with this tag and one that never comes. */
+static int blocked_in_some(int tag, int some)
+{
+	double c0, w0, frac;
+	int x[2], index[2], n;
+	MPI_Request rq[2];
+	MPI_Status st[2];
+
+	MPI_Irecv(&x[0], 1, MPI_INT, 0, tag, MPI_COMM_WORLD, &rq[0]);
+	MPI_Irecv(&x[1], 1, MPI_INT, 0, 99, MPI_COMM_WORLD, &rq[1]);
+	MPI_Barrier(MPI_COMM_WORLD);
+	c0 = cpu_s();
+	w0 = wall_s();
+	if (some)
+		MPI_Waitsome(2, rq, &n, index, st);
+	else
+		MPI_Waitany(2, rq, index, st);
+	frac = (cpu_s() - c0) / (wall_s() - w0);
+	MPI_Cancel(&rq[1]);
+	MPI_Wait(&rq[1], MPI_STATUS_IGNORE);
+	printf("blocked in %s: %.1f%% of a core (limit %.0f%%)\n",
+	       some ? "MPI_Waitsome" : "MPI_Waitany", frac * 100,
+	       MAX_CPU * 100);
+	return index[0] == 0 && frac <= MAX_CPU;
+}
+
 static int computing_receiver(void)
 {
 	long spins = 1000, n = 0;
@@ -155,6 +182,8 @@ int main(int argc, char **argv)
 		ok &= blocked_receiver(1, 1);
 		ok &= computing_receiver();
 		ok &= polling_receiver();
+		ok &= blocked_in_some(4, 0);
+		ok &= blocked_in_some(5, 1);
 		printf("idle policy: %s\n", ok ? "passed" : "FAILED");
 	}
 	MPI_Finalize();
