@@ -29,11 +29,12 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # off on the links of the bad-network relay) for the tests across
 # hosts made of network namespaces; QEMU and a static busybox for the
 # kernel module's test, which boots Debian's kernel (fetched by the test
-# with apt-get download, never installed).
+# with apt-get download, never installed); strace, with which a test
+# checks which system calls the idle policy makes.
 packages="build-essential autoconf automake libtool pkg-config gfortran
 	libhwloc-dev python3 patch ccache xz-utils mpich libmpich-dev
 	clang libclang-rt-14-dev iproute2 nftables ethtool
-	qemu-system-x86 busybox-static"
+	qemu-system-x86 busybox-static strace"
 
 install_packages() {
 	[ "${NO_APT:-0}" = 1 ] && return 0

@@ -111,6 +111,7 @@ int bip_open(const struct bip_open_params *params, bip_ep_t **ep_p)
 		/* Unknown: every node may be here. */
 		.local_nodes = params->local_nodes ? params->local_nodes
 						   : ep->nnodes,
+		.shared_cores = ep->idle.crowded,
 		.job_key = ep->job_key,
 		.secret = params->secret,
 		.packet_size = ep->k.fw.packet_size,

@@ -53,6 +53,7 @@ struct bipfw_wire_params {
 	int node, nnodes;
 	int host, nhosts;   /* this node's host among the job's nhosts */
 	int local_nodes;    /* nodes on this host, this one included */
+	bool shared_cores;  /* they share cores, so they often sleep */
 	uint64_t job_key;
 	uint64_t secret;    /* the job's secret: names and guards its traffic */
 	size_t packet_size; /* payload bytes per packet (agreed by all) */

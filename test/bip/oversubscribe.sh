@@ -7,6 +7,25 @@ n=$(( $(nproc) * 3 ))
 run "$BIP_RUN" -n "$n" -t 120 "$T/test_traffic" 100 7
 run "$BIP_RUN" -n "$n" -t 120 "$top_builddir/examples/bip_ring" 4194304
 run "$BIP_RUN" -n 2 -t 60 "$T/test_idle" 0.25
+# Nodes that share cores sleep often: they fence their sends rather than
+# issue a global membarrier (every CPU interrupted) before each sleep;
+# nodes with a core each register for it at start.
+barriers() {
+	strace -f -qq -e trace=membarrier "$BIP_RUN" -n "$1" -t 120 \
+		"$T/test_traffic" 100 7 2>&1 >/dev/null | grep -c "membarrier(" || true
+}
+if command -v strace >/dev/null; then
+	got=$(barriers "$n")
+	echo "$n nodes on $(nproc) cores: $got membarrier calls (want 0)"
+	[ "$got" = 0 ] || { echo "FAILED: crowded nodes use membarrier"; exit 1; }
+	if [ "$(nproc)" -ge 2 ]; then
+		got=$(barriers 2)
+		echo "2 nodes: $got membarrier calls (want 2 registrations at least)"
+		[ "$got" -ge 2 ] || { echo "FAILED: nodes with a core each do not register"; exit 1; }
+	fi
+else
+	echo "skipped the membarrier check: strace is not installed"
+fi
 # Crowded: more nodes than the cores their launcher may use.
 run "$BIP_RUN" -n "$n" -t 60 "$T/test_crowded" 1
 run taskset -c 0 "$BIP_RUN" -n 2 -t 60 "$T/test_crowded" 1
