@@ -35,7 +35,7 @@ cvars:
     - name        : MPIR_CVAR_CH4_BIP_EAGER_LIMIT
       category    : CH4_BIP
       type        : int
-      default     : 16384
+      default     : -1
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_LOCAL
@@ -45,7 +45,8 @@ cvars:
         when the peer's credits take every piece at once (else three-way).
         The three-way protocol's extra round trip costs more than copying
         the pieces. Only messages above the short limit and below the
-        rendezvous threshold; 0: none (three-way).
+        rendezvous threshold; 0: none (three-way). -1: 16384, or 65536
+        with more ranks on the host than cores.
 
     - name        : MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD
       category    : CH4_BIP
@@ -175,7 +176,7 @@ static int read_cvars(MPIDI_BIP_global_t *g)
 		{ "MPIR_CVAR_CH4_BIP_SHORT_LIMIT", MPIR_CVAR_CH4_BIP_SHORT_LIMIT,
 		  0, BIP_SMALL_MAX - MPIDI_BIP_CTL_ROOM },
 		{ "MPIR_CVAR_CH4_BIP_EAGER_LIMIT",
-		  MPIR_CVAR_CH4_BIP_EAGER_LIMIT, 0, INT_MAX },
+		  MPIR_CVAR_CH4_BIP_EAGER_LIMIT, -1, INT_MAX },
 		{ "MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD",
 		  MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD, 0, INT_MAX },
 		{ "MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE",
@@ -204,7 +205,6 @@ static int read_cvars(MPIDI_BIP_global_t *g)
 					    __func__, __LINE__, MPI_ERR_OTHER,
 					    "**bipcredits1", 0);
 	g->short_limit = (size_t)MPIR_CVAR_CH4_BIP_SHORT_LIMIT;
-	g->eager_limit = (size_t)MPIR_CVAR_CH4_BIP_EAGER_LIMIT;
 	g->rndv_threshold = (size_t)MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD;
 	g->fragment = (size_t)MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE;
 	g->split_min = (size_t)MPIR_CVAR_CH4_BIP_SPLIT_MIN;
@@ -274,11 +274,19 @@ int MPIDI_BIP_init_local(int *tag_bits)
 	rc = bip_open(&params, &g->ep);
 	BIP_CHECK(rc, "bip_open");
 	g->crowded = bip_crowded(g->ep) == 1;
-	/* Crowded ranks wait long for the receiver to run: hold longer. */
+	/* Crowded ranks wait long for the receiver to run: hold longer, and
+	 * send more eagerly, since a three-way message waits for its
+	 * receiver to run (to read it, then again for its ACK) where an
+	 * eager one completes at once (exchanges of 32-64 KiB on 16 ranks
+	 * on 2 cores: 1.3-2 x faster eager). */
 	g->hold_ns = 1000 * (uint64_t)(MPIR_CVAR_CH4_BIP_HOLD_US >= 0
 					       ? MPIR_CVAR_CH4_BIP_HOLD_US
 				       : g->crowded ? 1000
 						    : 20);
+	g->eager_limit = MPIR_CVAR_CH4_BIP_EAGER_LIMIT >= 0
+				 ? (size_t)MPIR_CVAR_CH4_BIP_EAGER_LIMIT
+			 : g->crowded ? 65536
+				      : 16384;
 	/* The netmod matches MPI tags itself: a full int travels. */
 	*tag_bits = MPIR_TAG_BITS_DEFAULT;
 fn_exit:

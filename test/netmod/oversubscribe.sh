@@ -20,3 +20,22 @@ t4=$(echo "$out" | sed -n 's/^NAS patterns on 4 ranks: total \([0-9.]*\) s$/\1/p
 echo "4 ranks on $(nproc) cores: $t4 s; 2 ranks: $t2 s"
 awk -v a="$t4" -v b="$t2" 'BEGIN { r = a / b; printf "ratio %.2f (guard < 10)\n", r; exit !(r < 10) }' ||
 	{ echo "FAILED: 4 ranks collapsed"; exit 1; }
+# With more ranks than cores, messages up to 64 KiB go eagerly (a
+# three-way one waits twice for its receiver to be scheduled); with a
+# core each, above 16 KiB they take the three-way protocol.
+run "$MPICC" -O2 -o "$W/ring" "$top_srcdir/examples/mpi/ring.c"
+protocols() {
+	echo "$out" | sed -n 's/.*bip netmod rank [0-9]*: short [0-9]*, eager \([0-9]*\), three-way \([0-9]*\),.*/\1 \2/p' |
+		awk '{ e += $1; t += $2 } END { print e + 0, t + 0 }'
+}
+crowd=$(( $(nproc) + 1 ))
+MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun "$crowd" "$W/ring" 32768 10
+set -- $(protocols)
+echo "$crowd ranks on $(nproc) cores, 32 KiB: eager $1, three-way $2"
+[ "$1" -ge 10 ] && [ "$2" = 0 ] || { echo "FAILED: crowded ranks do not send 32 KiB eagerly"; exit 1; }
+if [ "$(nproc)" -ge 2 ]; then
+	MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/ring" 32768 10
+	set -- $(protocols)
+	echo "2 ranks, 32 KiB: eager $1, three-way $2"
+	[ "$1" = 0 ] && [ "$2" -ge 10 ] || { echo "FAILED: 2 ranks do not send 32 KiB by the three-way protocol"; exit 1; }
+fi
