@@ -39,6 +39,12 @@ mpirun() {
 	launch "mpiexec -n $n $*" "$MPIEXEC" -n "$n" "$@"
 }
 
+# counter NAME: every rank's value of a counter the last run printed at
+# finalize (MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1).
+counter() {
+	echo "$out" | sed -n "s/.*[ ,(]$1 \([0-9]*\).*/\1/p"
+}
+
 # expect PATTERN WHAT: the last run's output has PATTERN, or the test
 # fails naming WHAT.
 expect() {

@@ -24,9 +24,10 @@ awk -v a="$t4" -v b="$t2" 'BEGIN { r = a / b; printf "ratio %.2f (guard < 10)\n"
 # three-way one waits twice for its receiver to be scheduled); with a
 # core each, above 16 KiB they take the three-way protocol.
 run "$MPICC" -O2 -o "$W/ring" "$top_srcdir/examples/mpi/ring.c"
+# protocols: the eager and the three-way sends of all ranks together.
 protocols() {
-	echo "$out" | sed -n 's/.*bip netmod rank [0-9]*: short [0-9]*, eager \([0-9]*\), three-way \([0-9]*\),.*/\1 \2/p' |
-		awk '{ e += $1; t += $2 } END { print e + 0, t + 0 }'
+	echo "$(counter eager | awk '{ n += $1 } END { print n + 0 }')" \
+		"$(counter three-way | awk '{ n += $1 } END { print n + 0 }')"
 }
 crowd=$(( $(nproc) + 1 ))
 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun "$crowd" "$W/ring" 32768 10

@@ -29,10 +29,6 @@ mpirun 1 "$W/test_pt2pt"
 echo "$out" | grep -q "the rendezvous send was cancelled" ||
 	{ echo "FAILED: a withdrawn rendezvous send was not cancelled"; exit 1; }
 
-# counter NAME: every rank's value of a counter printed at finalize.
-counter() {
-	echo "$out" | sed -n "s/.*[ ,(]$1 \([0-9]*\).*/\1/p"
-}
 # positive NAME: every rank counted some.
 positive() {
 	v=$(counter "$1")
