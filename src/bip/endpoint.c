@@ -56,7 +56,7 @@ int bip_open(const struct bip_open_params *params, bip_ep_t **ep_p)
 
 	if (!params || !ep_p)
 		return -BIP_EINVAL;
-	if (params->nnodes < 1 || params->nnodes > 0xfff0 ||
+	if (params->nnodes < 1 || params->nnodes > BIPFW_NODES_MAX ||
 	    params->node < 0 || params->node >= params->nnodes)
 		return -BIP_ENODE;
 	if (!params->secret) {
@@ -283,7 +283,7 @@ int bip_env_limits(int nnodes, struct bip_limits *l)
 
 	if (!l)
 		return -BIP_EINVAL;
-	if (nnodes < 1 || nnodes > 0xfff0)
+	if (nnodes < 1 || nnodes > BIPFW_NODES_MAX)
 		return -BIP_ENODE;
 	rc = knobs_for(&k, nnodes);
 	if (rc)
@@ -378,7 +378,7 @@ int bip_memory(int nnodes, size_t *bytes)
 	size_t fixed, per_peer;
 	int rc;
 
-	if (nnodes < 1 || nnodes > 0xfff0 || !bytes)
+	if (nnodes < 1 || nnodes > BIPFW_NODES_MAX || !bytes)
 		return -BIP_EINVAL;
 	rc = knobs_for(&k, nnodes);
 	if (rc)

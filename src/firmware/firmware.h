@@ -70,6 +70,10 @@ enum bipfw_wire_scope {
 			      * other scope carries */
 };
 
+/* Most nodes in a job: node numbers travel in 16 bits, and the values
+ * above stay free for markers (a forged source, an unset one). */
+#define BIPFW_NODES_MAX 0xfff0
+
 #define BIPFW_WIRE_LOSSY 0x1 /* may lose, corrupt, duplicate or reorder */
 /* The kernel segments and coalesces its runs of packets (UDP GSO/GRO):
  * long data is cheaper by it than by a wire that pays per packet. */

@@ -111,7 +111,7 @@ const struct bip_knob_table bipfw_knobs = BIP_KNOB_TABLE(knobs);
  * 2^32 wrap of sequence numbers. */
 static int config_check(const struct bipfw_config *c)
 {
-	if (c->nnodes < 1 || c->nnodes > 0xfff0 || c->node < 0 ||
+	if (c->nnodes < 1 || c->nnodes > BIPFW_NODES_MAX || c->node < 0 ||
 	    c->node >= c->nnodes || !c->small_queue || !c->send_slots ||
 	    c->send_slots >= BIPFW_NONE || !c->long_tags ||
 	    c->long_tags >= BIPFW_NONE || c->window < 2 ||
@@ -202,7 +202,7 @@ static void hostif_place(struct bipfw *fw, uint8_t *m)
 
 unsigned bipfw_small_queue(unsigned knob, int nnodes)
 {
-	/* nnodes <= 0xfff0: the product fits an unsigned long. */
+	/* nnodes <= BIPFW_NODES_MAX: the product fits an unsigned long. */
 	unsigned long q = (unsigned long)nnodes * SMALL_QUEUE_PER_NODE;
 
 	if (knob != BIP_KNOB_AUTO_COUNT)
