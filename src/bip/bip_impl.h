@@ -3,6 +3,7 @@
 #define BIP_IMPL_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "bip.h"
 #include "firmware.h"
@@ -23,6 +24,8 @@ struct bip_idle {
 	uint64_t left_ns;          /* when the last yield or sleep ended */
 	unsigned gaps;             /* polls in a row after a long gap */
 	uint64_t yields, sleeps;
+	pid_t slice_tid;           /* the thread whose slice we set, or 0 */
+	uint64_t slice_was_ns;     /* its slice before */
 };
 
 struct bip_ep {
@@ -40,6 +43,8 @@ struct bip_ep {
 
 /* Choose the idle policy's times for a host of local_nodes nodes. */
 void bip_idle_setup(bip_ep_t *ep, int local_nodes);
+/* Give back what bip_idle_setup changed (the scheduler's slice). */
+void bip_idle_close(bip_ep_t *ep);
 /* A new wait starts: spin first. */
 void bip_idle_restart(bip_ep_t *ep);
 /* One more empty poll of the current wait: spin, yield or sleep (at most

@@ -241,6 +241,7 @@ int bip_close(bip_ep_t *ep)
 		bip_mem_close(ep);
 		bipfw_destroy(ep->fw);
 	}
+	bip_idle_close(ep);
 	bip_pmi_close(ep->pmi);
 	free(ep->connected);
 	free(ep);

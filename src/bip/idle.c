@@ -10,10 +10,14 @@
  * BIP_SPIN_US.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <sched.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bip_impl.h"
+#include "log.h"
 
 /* Polls further apart than this are not a wait: the caller works in between
  * (MPI_Test in a compute loop) and must not be slowed. A poll loop comes
@@ -47,6 +51,71 @@ static int job_cpus(void)
 	return CPU_COUNT(&cpus);
 }
 
+/* The slice a crowded node asks for: the least the kernel grants. */
+#define CROWDED_SLICE_US 100
+
+/* The kernel's struct sched_attr (its first version; <linux/sched/types.h>
+ * clashes with <sched.h>), which the C library does not wrap. */
+struct slice_attr {
+	uint32_t size, sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime, sched_deadline, sched_period;
+};
+#define SLICE_RESET_ON_FORK 0x01 /* SCHED_FLAG_RESET_ON_FORK */
+
+static int set_slice(pid_t tid, struct slice_attr *a, uint64_t ns)
+{
+	a->size = sizeof(*a);
+	a->sched_flags &= SLICE_RESET_ON_FORK;
+	a->sched_runtime = ns;
+	return (int)syscall(SYS_sched_setattr, tid, a, 0);
+}
+
+/* Rule: nodes that share cores ask the scheduler for short slices. Under
+ * EEVDF (Linux 6.6 and later) a task's slice sets its virtual deadline: a
+ * short one lets the node a message woke run sooner, and a yield puts the
+ * yielder behind the others by that much only. Sendrecv of 112 KB along
+ * hypercube dimensions (NAS CG's) on 16 nodes on 2 cores: 0.49 -> 0.41 s,
+ * medians of 7 (Open MPI 0.29). A thread under another policy than
+ * SCHED_OTHER was put there on purpose: it is left alone. Older kernels
+ * ignore the field. */
+static void slice_setup(bip_ep_t *ep)
+{
+	struct bip_idle *s = &ep->idle;
+	unsigned us = ep->k.slice_us == BIP_KNOB_AUTO_COUNT
+			      ? (s->crowded ? CROWDED_SLICE_US : 0)
+			      : ep->k.slice_us;
+	struct slice_attr a = { 0 };
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	uint64_t was;
+
+	if (!us ||
+	    syscall(SYS_sched_getattr, tid, &a, sizeof(a), 0) ||
+	    a.sched_policy != SCHED_OTHER)
+		return;
+	was = a.sched_runtime;
+	if (set_slice(tid, &a, (uint64_t)us * 1000)) {
+		bip_info("BIP_SLICE_US: sched_setattr: %s", strerror(errno));
+		return;
+	}
+	s->slice_tid = tid;
+	s->slice_was_ns = was;
+}
+
+void bip_idle_close(bip_ep_t *ep)
+{
+	struct bip_idle *s = &ep->idle;
+	struct slice_attr a = { 0 };
+
+	if (!s->slice_tid ||
+	    syscall(SYS_sched_getattr, s->slice_tid, &a, sizeof(a), 0))
+		return;
+	(void)set_slice(s->slice_tid, &a, s->slice_was_ns);
+	s->slice_tid = 0;
+}
+
 void bip_idle_setup(bip_ep_t *ep, int local_nodes)
 {
 	struct bip_idle *s = &ep->idle;
@@ -62,6 +131,7 @@ void bip_idle_setup(bip_ep_t *ep, int local_nodes)
 			     : (uint64_t)ep->k.spin_us * 1000;
 	s->yield_ns = (uint64_t)ep->k.yield_us * 1000;
 	s->spin_cur = s->spin_ns;
+	slice_setup(ep);
 }
 
 /* Rule: a wait that ended right after its last yield ran another process

@@ -31,6 +31,12 @@ static const struct bip_knob_def own_knobs[] = {
 	{ { "BIP_YIELD_US", "microseconds", "1000",
 	    "With BIP_IDLE=block: how long it yields before blocking." },
 	  BIP_KNOB_COUNT, 0, 10000000, NULL, U(yield_us) },
+	{ { "BIP_SLICE_US", "microseconds|auto", "auto",
+	    "The time slice the process asks of the scheduler (Linux 6.6 "
+	    "and later; the kernel takes 100 to 100000). auto: 100 when "
+	    "the host has more nodes than this process may use cores, "
+	    "else the system's. 0: the system's." },
+	  BIP_KNOB_COUNT_AUTO, 0, 100000, NULL, U(slice_us) },
 	{ { "BIP_CLOSE_TIMEOUT_MS", "milliseconds", "10000",
 	    "How long bip_close waits for unacknowledged sends." },
 	  BIP_KNOB_COUNT, 0, 3600000, NULL, U(close_timeout_ms) },

@@ -12,6 +12,7 @@ struct bip_knobs {
 	unsigned idle;
 	unsigned spin_us;
 	unsigned yield_us;
+	unsigned slice_us;
 	unsigned close_timeout_ms;
 	struct bipfw_config fw; /* its knob fields */
 };

@@ -8,6 +8,11 @@ out=$(BIP_IDLE=sometimes "$BIP_RUN" -n 2 -t 30 "$top_builddir/examples/bip_hello
 	{ echo "FAILED: a bad BIP_IDLE was accepted"; exit 1; }
 echo "$out" | grep -q "BIP_IDLE=sometimes: expected one of" ||
 	{ echo "FAILED: no clear message for a bad knob: $out"; exit 1; }
+# A slice beyond what the kernel grants is refused, not clamped unseen.
+out=$(BIP_SLICE_US=200000 "$BIP_RUN" -n 2 -t 30 "$top_builddir/examples/bip_hello" 2>&1) &&
+	{ echo "FAILED: BIP_SLICE_US=200000 was accepted"; exit 1; }
+echo "$out" | grep -q "BIP_SLICE_US=200000: out of range" ||
+	{ echo "FAILED: no clear message for a bad slice: $out"; exit 1; }
 # A size knob that may be measured takes auto, a size or never, nothing else.
 out=$(BIP_SHM_KCOPY_MIN=lots "$BIP_RUN" -n 2 -t 30 "$top_builddir/examples/bip_hello" 2>&1) &&
 	{ echo "FAILED: a bad BIP_SHM_KCOPY_MIN was accepted"; exit 1; }

@@ -15,7 +15,7 @@ run timeout 120 "$hydra" -n 4 "$top_builddir/examples/bip_ring" 1000000
 # Bound each to a core of its own, nodes are not crowded (they spin when
 # waiting): the launcher's cores count, not only the one a node may use.
 if [ "$(nproc)" -ge 2 ]; then
-	run timeout 60 "$hydra" -bind-to core -n 2 "$T/test_crowded" 0
+	run timeout 60 "$hydra" -bind-to core -n 2 "$T/test_crowded" 0 keep
 else
 	echo "skipped -bind-to core: one core (each node needs its own)"
 fi

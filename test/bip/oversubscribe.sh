@@ -27,10 +27,14 @@ else
 	echo "skipped the membarrier check: strace is not installed"
 fi
 # Crowded: more nodes than the cores their launcher may use.
-run "$BIP_RUN" -n "$n" -t 60 "$T/test_crowded" 1
+# Crowded nodes ask for the kernel's shortest slice (BIP_SLICE_US=auto),
+# others keep theirs; the knob overrides both ways.
+run "$BIP_RUN" -n "$n" -t 60 "$T/test_crowded" 1 100
+BIP_SLICE_US=300 run "$BIP_RUN" -n "$n" -t 60 "$T/test_crowded" 1 300
+BIP_SLICE_US=0 run "$BIP_RUN" -n "$n" -t 60 "$T/test_crowded" 1 keep
 run taskset -c 0 "$BIP_RUN" -n 2 -t 60 "$T/test_crowded" 1
 if [ "$(nproc)" -ge 2 ]; then
-	run "$BIP_RUN" -n 2 -t 60 "$T/test_crowded" 0
+	run "$BIP_RUN" -n 2 -t 60 "$T/test_crowded" 0 keep
 else
 	echo "skipped 2 nodes not crowded: one core"
 fi
