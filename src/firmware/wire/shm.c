@@ -274,6 +274,8 @@ struct bipfw_shm {
 	int bellfd;       /* our bell socket (also rings the others), or -1 */
 	bool bell_bound;  /* it has our bell's name: poll() can sleep on it */
 	uint8_t *bounce;  /* cross-memory copies at a slow distance (cma_copy) */
+	bipfw_shm_sleep_hook_t sleep_hook; /* tests: between sleep's steps */
+	void *sleep_arg;
 };
 
 /* The ring for packets from src in the segment of owner, whose ring size
@@ -1559,6 +1561,24 @@ static void sleep_barrier(const struct bipfw_shm *shm)
 		atomic_thread_fence(memory_order_seq_cst);
 }
 
+void bipfw_shm_set_sleep_hook(struct bipfw_shm *shm,
+			      bipfw_shm_sleep_hook_t fn, void *arg)
+{
+	shm->sleep_hook = fn;
+	shm->sleep_arg = arg;
+}
+
+static void sleep_step(struct bipfw_shm *shm, enum bipfw_shm_sleep_step step)
+{
+	if (shm->sleep_hook)
+		shm->sleep_hook(shm->sleep_arg, step);
+}
+
+/* Rule (no lost wakeup): read the doorbell, say we sleep, fence, look at
+ * the rings a last time, then sleep only while the doorbell still holds
+ * what we read. A sender that wrote before our last look is seen by it;
+ * one that wrote after sees us asleep and rings, which the futex's own
+ * compare catches even before we are in it. */
 static void shm_wait(void *ctx, unsigned timeout_us)
 {
 	struct bipfw_shm *shm = ctx;
@@ -1567,10 +1587,13 @@ static void shm_wait(void *ctx, unsigned timeout_us)
 	struct timespec ts = { timeout_us / 1000000,
 			       (long)(timeout_us % 1000000) * 1000 };
 
+	sleep_step(shm, BIPFW_SHM_SLEEP_BELL_READ);
 	atomic_store(&s->sleeping, SLEEP_FUTEX);
 	sleep_barrier(shm);
+	sleep_step(shm, BIPFW_SHM_SLEEP_SAID);
 	if (any_ready(shm))
 		goto awake;
+	sleep_step(shm, BIPFW_SHM_SLEEP_LOOKED);
 	futex(&s->doorbell, FUTEX_WAIT, bell, &ts);
 awake:
 	atomic_store(&s->sleeping, AWAKE);

@@ -50,6 +50,20 @@ void *bipfw_shm_inbound(struct bipfw_shm *shm, int src, size_t *len_p);
 void bipfw_shm_name(char *buf, size_t len, uint64_t secret, uint64_t job_key,
 		    int node);
 
+/* Tests of the wakeup protocol: fn(arg, step) runs at each step of the
+ * class's wait, where a test sends from another endpoint to hit exactly
+ * that window. */
+enum bipfw_shm_sleep_step {
+	BIPFW_SHM_SLEEP_BELL_READ, /* the doorbell read, not yet asleep */
+	BIPFW_SHM_SLEEP_SAID,      /* "sleeping" stored and fenced */
+	BIPFW_SHM_SLEEP_LOOKED,    /* the rings found empty, not in the futex */
+	BIPFW_SHM_SLEEP_STEPS
+};
+typedef void (*bipfw_shm_sleep_hook_t)(void *arg,
+				       enum bipfw_shm_sleep_step step);
+void bipfw_shm_set_sleep_hook(struct bipfw_shm *shm,
+			      bipfw_shm_sleep_hook_t fn, void *arg);
+
 /* Memory the host's processes share (shm_mem.c), behind the class's mem_*
  * operations: regions of len bytes, named to peers by a key; a peer maps
  * one through the owner's pidfd. */
