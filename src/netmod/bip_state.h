@@ -50,9 +50,15 @@ typedef struct MPIDI_BIP_unexp {
 	MPIR_Request *rreq;  /* RTS3: receive matched while data still flows */
 	bool held;           /* RTS3: its data still with the sender... */
 	uint64_t held_ns;    /* ...since then (MPIDI_BIP_recv_held_due) */
+	bool spare_size;     /* room for MPIDI_BIP_UNEXP_SMALL inline bytes */
 	char *data;          /* SHORT: inline below; RTS3: temporary buffer */
 	char inline_data[];
 } MPIDI_BIP_unexp_t;
+
+/* Entries of unexpected messages with up to this many inline bytes are
+ * kept for the next ones, up to MPIDI_BIP_UNEXP_SPARES of them. */
+#define MPIDI_BIP_UNEXP_SMALL 256
+#define MPIDI_BIP_UNEXP_SPARES 64
 
 /* A BIP long receive: posted on a free tag (then the ACK goes out) or
  * waiting for one in the receive FIFO. */
@@ -183,6 +189,8 @@ typedef struct {
 	/* matching */
 	MPIR_Request *posted_head, *posted_tail;
 	MPIDI_BIP_unexp_t *unexp_head, *unexp_tail;
+	MPIDI_BIP_unexp_t *unexp_spares; /* freed, kept for reuse */
+	unsigned nunexp_spares;
 	unsigned nheld;                 /* three-way messages held... */
 	uint64_t hold_ns;               /* ...so long at most */
 	/* long messages */
@@ -218,6 +226,8 @@ static inline uint64_t MPIDI_BIP_now_ns(void)
 void *MPIDI_BIP_buf_get(size_t len);
 void MPIDI_BIP_buf_put(void *buf);
 void MPIDI_BIP_buf_finalize(void);
+/* bip_recv.c: the kept entries of unexpected messages are freed. */
+void MPIDI_BIP_unexp_finalize(void);
 
 /* An MPI error for a failed BIP call. */
 int MPIDI_BIP_error(int rc, const char *what);
