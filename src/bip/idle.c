@@ -89,11 +89,13 @@ static void slice_setup(bip_ep_t *ep)
 			      ? (s->crowded ? CROWDED_SLICE_US : 0)
 			      : ep->k.slice_us;
 	struct slice_attr a = { 0 };
-	pid_t tid = (pid_t)syscall(SYS_gettid);
+	pid_t tid;
 	uint64_t was;
 
-	if (!us ||
-	    syscall(SYS_sched_getattr, tid, &a, sizeof(a), 0) ||
+	if (!us)
+		return;
+	tid = (pid_t)syscall(SYS_gettid);
+	if (syscall(SYS_sched_getattr, tid, &a, sizeof(a), 0) ||
 	    a.sched_policy != SCHED_OTHER)
 		return;
 	was = a.sched_runtime;
