@@ -15,6 +15,7 @@ mpi_core_sources += src/mpid/ch4/netmod/bip/func_table.c \
 	src/mpid/ch4/netmod/bip/bip_buf.c \
 	src/mpid/ch4/netmod/bip/bip_ctl.c \
 	src/mpid/ch4/netmod/bip/bip_handle.c \
+	src/mpid/ch4/netmod/bip/bip_coll.c \
 	src/mpid/ch4/netmod/bip/bip_credits.c \
 	src/mpid/ch4/netmod/bip/bip_long.c \
 	src/mpid/ch4/netmod/bip/bip_path.c \

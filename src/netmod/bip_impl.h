@@ -48,6 +48,24 @@ int MPIDI_BIP_iprobe(int source, int tag, MPIR_Comm *comm,
 
 int MPIDI_BIP_progress(int vci, int blocking);
 
+/* Small collectives of a communicator within the host (bip_coll.c), up to
+ * MPIDI_BIP_coll_max bytes (-1: none): each goes by point-to-point when
+ * the communicator or its datatype and op do not qualify. */
+extern MPI_Aint MPIDI_BIP_coll_max;
+static inline bool MPIDI_BIP_coll_fits(MPIR_Comm *comm, MPI_Aint bytes)
+{
+	return bytes <= MPIDI_BIP_coll_max && !comm->dev.ch4.netmod.bip.coll_off;
+}
+int MPIDI_BIP_coll_barrier(MPIR_Comm *comm, MPIR_Errflag_t *errflag);
+int MPIDI_BIP_coll_bcast(void *buf, MPI_Aint count, MPI_Datatype datatype,
+			 int root, MPIR_Comm *comm, MPIR_Errflag_t *errflag);
+int MPIDI_BIP_coll_allreduce(const void *sendbuf, void *recvbuf,
+			     MPI_Aint count, MPI_Datatype datatype, MPI_Op op,
+			     MPIR_Comm *comm, MPIR_Errflag_t *errflag);
+int MPIDI_BIP_coll_reduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
+			  MPI_Datatype datatype, MPI_Op op, int root,
+			  MPIR_Comm *comm, MPIR_Errflag_t *errflag);
+
 /* Put and get (bip_rma.c): by the origin alone where BIP reaches the
  * target's window, complete at return, else by MPIDIG's active messages;
  * request-based when req_p is not NULL. */

@@ -191,6 +191,10 @@ static int read_cvars(MPIDI_BIP_global_t *g)
 		  MPIR_CVAR_CH4_BIP_SEND_FIFO_MAX, 0, INT_MAX },
 		{ "MPIR_CVAR_CH4_BIP_RECV_FIFO_MAX",
 		  MPIR_CVAR_CH4_BIP_RECV_FIFO_MAX, 0, INT_MAX },
+		{ "MPIR_CVAR_CH4_BIP_NODE_COLL_MAX",
+		  MPIR_CVAR_CH4_BIP_NODE_COLL_MAX, -1, MPIDI_BIP_NODE_COLL_LIMIT },
+		{ "MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS",
+		  MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS, 0, INT_MAX },
 	};
 	int mpi_errno;
 
@@ -211,6 +215,7 @@ static int read_cvars(MPIDI_BIP_global_t *g)
 	g->accept = MPIR_CVAR_CH4_BIP_CREDITS;
 	g->sfifo_limit = (unsigned)MPIR_CVAR_CH4_BIP_SEND_FIFO_MAX;
 	g->rfifo_limit = (unsigned)MPIR_CVAR_CH4_BIP_RECV_FIFO_MAX;
+	MPIDI_BIP_coll_init();
 	return MPI_SUCCESS;
 }
 
@@ -435,7 +440,7 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		"fetched after the hold %llu), temporary buffers %llu "
 		"(reused %llu), active messages inline %llu, "
 		"announced %llu, puts and gets direct %llu (by load and store "
-		"%llu), send FIFO max %u "
+		"%llu), collectives in shared memory %llu, send FIFO max %u "
 		"(lent %llu), receive FIFO max %u, "
 		"dropped %llu%s, idle yields %llu, sleeps %llu | "
 		"BIP: packets %llu sent %llu received, acks %llu, NACKs %llu "
@@ -461,7 +466,9 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)c->am_short,
 		(unsigned long long)c->am_3way,
 		(unsigned long long)(c->rma_direct + c->rma_mapped),
-		(unsigned long long)c->rma_mapped, c->sfifo_max, (unsigned long long)c->lent, c->rfifo_max,
+		(unsigned long long)c->rma_mapped,
+		(unsigned long long)c->node_coll, c->sfifo_max,
+		(unsigned long long)c->lent, c->rfifo_max,
 		(unsigned long long)dropped, why,
 		(unsigned long long)b.idle_yields,
 		(unsigned long long)b.idle_sleeps,
@@ -548,19 +555,24 @@ int MPIDI_BIP_dynamic_recv(int tag, void *buf, int size, int timeout)
 	return no_dynamic();
 }
 
-/* --- hooks with nothing to do -------------------------------------------- */
+/* --- communicators: the memory of their small collectives (bip_coll.c) -- */
 
 int MPIDI_BIP_mpi_comm_commit_pre_hook(MPIR_Comm *comm)
 {
-	return MPI_SUCCESS;
-}
-
-int MPIDI_BIP_mpi_comm_commit_post_hook(MPIR_Comm *comm)
-{
+	comm->dev.ch4.netmod.bip.coll = NULL;
+	comm->dev.ch4.netmod.bip.coll_off = false;
 	return MPI_SUCCESS;
 }
 
 int MPIDI_BIP_mpi_comm_free_hook(MPIR_Comm *comm)
+{
+	MPIDI_BIP_coll_free(comm);
+	return MPI_SUCCESS;
+}
+
+/* --- hooks with nothing to do -------------------------------------------- */
+
+int MPIDI_BIP_mpi_comm_commit_post_hook(MPIR_Comm *comm)
 {
 	return MPI_SUCCESS;
 }

@@ -5,6 +5,7 @@
 #ifndef BIP_PRE_H_INCLUDED
 #define BIP_PRE_H_INCLUDED
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Per MPIDIG request: a large active message in flight. */
@@ -56,8 +57,11 @@ typedef struct {
 	int node;
 } MPIDI_BIP_addr_t;
 
+/* A communicator: the shared memory of its small collectives within the
+ * host (bip_coll.c), set up at the first; coll_off when it has none. */
 typedef struct {
-	int unused;
+	struct MPIDI_BIP_coll *coll;
+	bool coll_off;
 } MPIDI_BIP_comm_t;
 
 typedef struct {

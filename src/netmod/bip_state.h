@@ -152,6 +152,7 @@ typedef struct {
 	uint64_t rma_direct;     /* puts and gets copied by us alone... */
 	uint64_t rma_mapped;     /* ...by load and store (the rest: single
 				  * copies) */
+	uint64_t node_coll;      /* collectives through shared memory */
 	unsigned sfifo_depth, sfifo_max;  /* send FIFOs, all peers */
 	unsigned rfifo_depth, rfifo_max;  /* receive FIFO (waiting for a tag) */
 	unsigned unexp_depth, unexp_max;
@@ -228,6 +229,12 @@ void MPIDI_BIP_buf_put(void *buf);
 void MPIDI_BIP_buf_finalize(void);
 /* bip_recv.c: the kept entries of unexpected messages are freed. */
 void MPIDI_BIP_unexp_finalize(void);
+
+/* bip_coll.c: the CVARs are read (checked before), and a communicator's
+ * shared memory ends with it. */
+#define MPIDI_BIP_NODE_COLL_LIMIT (1 << 20)
+void MPIDI_BIP_coll_init(void);
+void MPIDI_BIP_coll_free(MPIR_Comm *comm);
 
 /* An MPI error for a failed BIP call. */
 int MPIDI_BIP_error(int rc, const char *what);

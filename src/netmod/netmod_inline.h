@@ -2,8 +2,9 @@
  * netmod_inline.h - the inline entry points of the bip netmod. Each is a
  * thin call into the netmod's .c files (editing this file recompiles all of
  * MPICH; editing those takes seconds). Point-to-point is native, and so are
- * put and get where BIP reaches the target's memory; the rest of RMA,
- * collectives and partitioned communication use MPICH's generic layers,
+ * put and get where BIP reaches the target's memory, and so are small
+ * collectives within one host (shared memory); the rest of RMA and of the
+ * collectives, and partitioned communication, use MPICH's generic layers,
  * whose messages ride on the active-message functions below.
  */
 #ifndef NETMOD_INLINE_H_INCLUDED
@@ -22,8 +23,80 @@
 #undef MPIDI_NM_mpi_get
 #undef MPIDI_NM_mpi_rput
 #undef MPIDI_NM_mpi_rget
+/* MPICH's collectives over point-to-point, but those bip_coll.c may take
+ * (below). */
+#define MPIDI_NM_mpi_barrier MPIDI_BIP_pt2pt_barrier
+#define MPIDI_NM_mpi_bcast MPIDI_BIP_pt2pt_bcast
+#define MPIDI_NM_mpi_allreduce MPIDI_BIP_pt2pt_allreduce
+#define MPIDI_NM_mpi_reduce MPIDI_BIP_pt2pt_reduce
 #include "netmod_am_fallback_coll.h"
+#undef MPIDI_NM_mpi_barrier
+#undef MPIDI_NM_mpi_bcast
+#undef MPIDI_NM_mpi_allreduce
+#undef MPIDI_NM_mpi_reduce
 #include "netmod_am_fallback_part.h"
+
+/* --- collectives within the host ------------------------------------- */
+
+/* The byte count decides, the same on every rank (MPI's matching rule). */
+static inline MPI_Aint MPIDI_BIP_coll_bytes(MPI_Aint count,
+					    MPI_Datatype datatype)
+{
+	MPI_Aint size;
+
+	MPIR_Datatype_get_size_macro(datatype, size);
+	return size * count;
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_barrier(MPIR_Comm *comm,
+						  MPIR_Errflag_t *errflag)
+{
+	if (MPIDI_BIP_coll_fits(comm, 0))
+		return MPIDI_BIP_coll_barrier(comm, errflag);
+	return MPIDI_BIP_pt2pt_barrier(comm, errflag);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_bcast(void *buf, MPI_Aint count,
+						MPI_Datatype datatype,
+						int root, MPIR_Comm *comm,
+						MPIR_Errflag_t *errflag)
+{
+	if (MPIDI_BIP_coll_fits(comm, MPIDI_BIP_coll_bytes(count, datatype)))
+		return MPIDI_BIP_coll_bcast(buf, count, datatype, root, comm,
+					    errflag);
+	return MPIDI_BIP_pt2pt_bcast(buf, count, datatype, root, comm,
+				     errflag);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_allreduce(const void *sendbuf,
+						    void *recvbuf,
+						    MPI_Aint count,
+						    MPI_Datatype datatype,
+						    MPI_Op op,
+						    MPIR_Comm *comm,
+						    MPIR_Errflag_t *errflag)
+{
+	if (MPIDI_BIP_coll_fits(comm, MPIDI_BIP_coll_bytes(count, datatype)))
+		return MPIDI_BIP_coll_allreduce(sendbuf, recvbuf, count,
+						datatype, op, comm, errflag);
+	return MPIDI_BIP_pt2pt_allreduce(sendbuf, recvbuf, count, datatype,
+					 op, comm, errflag);
+}
+
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_reduce(const void *sendbuf,
+						 void *recvbuf,
+						 MPI_Aint count,
+						 MPI_Datatype datatype,
+						 MPI_Op op, int root,
+						 MPIR_Comm *comm,
+						 MPIR_Errflag_t *errflag)
+{
+	if (MPIDI_BIP_coll_fits(comm, MPIDI_BIP_coll_bytes(count, datatype)))
+		return MPIDI_BIP_coll_reduce(sendbuf, recvbuf, count, datatype,
+					     op, root, comm, errflag);
+	return MPIDI_BIP_pt2pt_reduce(sendbuf, recvbuf, count, datatype, op,
+				      root, comm, errflag);
+}
 
 /* --- native point-to-point -------------------------------------------- */
 

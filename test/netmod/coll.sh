@@ -37,6 +37,11 @@ sent() {
 		{ echo "$out"; echo "FAILED: no counters from $n ranks"; exit 1; } >&2
 }
 
+# The rules choose among MPICH's algorithms over point-to-point: the small
+# collectives that go through shared memory within the host instead
+# (node_coll.sh) are off here.
+export MPIR_CVAR_CH4_BIP_NODE_COLL_MAX=-1
+
 # rule WHAT N CVAR ARGS...: ours must send under 4/5 of what MPICH's choice
 # (CVAR) sends for the same calls.
 rule() {

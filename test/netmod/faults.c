@@ -17,6 +17,12 @@
  *              a death by signal on one host for the job's end) while
  *              rank 0 only waits to receive from it: the receive fails with MPIX_ERR_PROC_FAILED and a
  *              message that names rank 1, its pid and its host.
+ *   dead-coll  the same, with rank 0 waiting for rank 1 in a small
+ *              allreduce (through shared memory): it fails the same way.
+ *   dead-bcast 3 ranks: rank 2 dies; rank 0 broadcasts small messages to
+ *              the others until a call fails (through shared memory, it
+ *              soon has to wait for rank 2 to free a line). Rank 1, which
+ *              only waits for rank 0, must fail too, not wait for ever.
  *   dead-eager rank 1 dies after the first piece of an eager message
  *              left (run with every rank on a host of its own and 2
  *              credits: the other pieces wait for credits): rank 0's
@@ -209,10 +215,12 @@ static void dead_long(void)
 	_exit(0);
 }
 
-static void dead_recv(void)
+/* Rank 1 dies; rank 0 waits for it in a receive or (coll) a small
+ * allreduce, which must fail naming it. */
+static void dead_peer(int coll)
 {
 	char msg[MPI_MAX_ERROR_STRING];
-	int x, rc, cls, len;
+	int x = 1, y, rc, cls, len;
 
 	CHECK(size == 2, "run on 2 ranks");
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -222,11 +230,35 @@ static void dead_recv(void)
 		fflush(stdout);
 		_exit(0);
 	}
-	rc = MPI_Recv(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	if (coll)
+		rc = MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	else
+		rc = MPI_Recv(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD,
+			      MPI_STATUS_IGNORE);
 	MPI_Error_class(rc, &cls);
 	MPI_Error_string(rc, msg, &len);
-	printf("rank 0: receive from the dead rank: %s\n", msg);
+	printf("rank 0: %s with the dead rank: %s\n",
+	       coll ? "allreduce" : "receive", msg);
 	CHECK(cls == MPIX_ERR_PROC_FAILED, "error class %d", cls);
+	fflush(stdout);
+	_exit(0);
+}
+
+static void dead_bcast(void)
+{
+	char msg[MPI_MAX_ERROR_STRING];
+	int x = 0, rc = MPI_SUCCESS, len, i;
+
+	CHECK(size == 3, "run on 3 ranks");
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 2)
+		_exit(0);
+	for (i = 0; i < 100000 && rc == MPI_SUCCESS; i++)
+		rc = MPI_Bcast(&x, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	CHECK(rc != MPI_SUCCESS, "100000 bcasts with a dead rank went through");
+	MPI_Error_string(rc, msg, &len);
+	printf("rank %d: bcast %d failed: %s\n", rank, i, msg);
 	fflush(stdout);
 	_exit(0);
 }
@@ -321,7 +353,11 @@ int main(int argc, char **argv)
 	else if (strcmp(mode, "dead-long") == 0)
 		dead_long();
 	else if (strcmp(mode, "dead-recv") == 0)
-		dead_recv();
+		dead_peer(0);
+	else if (strcmp(mode, "dead-coll") == 0)
+		dead_peer(1);
+	else if (strcmp(mode, "dead-bcast") == 0)
+		dead_bcast();
 	else if (strcmp(mode, "dead-eager") == 0)
 		dead_eager();
 	else if (strcmp(mode, "fifo-full") == 0)

@@ -46,14 +46,29 @@ for r in 0 1; do
 		{ echo "FAILED: rank $r did not carry on"; exit 1; }
 done
 
-# A rank dies while its peer only waits to receive from it: the error
-# names the dead rank's pid and host.
-echo "+ mpiexec -disable-auto-cleanup -n 2 faults dead-recv"
-out=$(timeout 60 "$MPIEXEC" -disable-auto-cleanup -n 2 "$W/faults" dead-recv 2>&1)
+# A rank dies while its peer only waits for it, to receive or in a small
+# allreduce (shared memory): the error names the dead rank's pid and host.
+for mode in dead-recv dead-coll; do
+	echo "+ mpiexec -disable-auto-cleanup -n 2 faults $mode"
+	out=$(timeout 60 "$MPIEXEC" -disable-auto-cleanup -n 2 "$W/faults" $mode 2>&1)
+	echo "$out"
+	pid=$(echo "$out" | sed -n 's/^rank 1: pid \([0-9]*\) dies$/\1/p')
+	echo "$out" | grep -q "Rank 1 (pid $pid on host .*) died or stopped answering (BIP wire shm)" ||
+		{ echo "FAILED: $mode: the error does not name the dead rank's pid and host"; exit 1; }
+done
+
+# A rank dies under a stream of small bcasts: the root fails waiting for
+# it, and the other rank, which waits only for the root, learns it from
+# the root's failed arrival.
+echo "+ mpiexec -disable-auto-cleanup -n 3 faults dead-bcast"
+out=$(timeout 60 "$MPIEXEC" -disable-auto-cleanup -n 3 "$W/faults" dead-bcast 2>&1)
 echo "$out"
-pid=$(echo "$out" | sed -n 's/^rank 1: pid \([0-9]*\) dies$/\1/p')
-echo "$out" | grep -q "Rank 1 (pid $pid on host .*) died or stopped answering (BIP wire shm)" ||
-	{ echo "FAILED: the error does not name the dead rank's pid and host"; exit 1; }
+echo "$out" | grep -q "^rank 0: bcast [0-9]* failed" &&
+	echo "$out" | grep -q "Rank 2 (pid [0-9]* on host .*) died or stopped answering" ||
+	{ echo "FAILED: the bcast root did not fail naming the dead rank"; exit 1; }
+echo "$out" | grep -q "^rank 1: bcast [0-9]* failed" &&
+	echo "$out" | grep -q "Rank 0 of the communicator failed this collective" ||
+	{ echo "FAILED: a rank waiting for the failed root did not fail"; exit 1; }
 
 # A rank dies with the rest of its eager message unsent (every rank a host
 # of its own: udp; the first piece matched a receive): it fails.

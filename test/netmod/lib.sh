@@ -45,6 +45,21 @@ counter() {
 	echo "$out" | sed -n "s/.*[ ,(]$1 \([0-9]*\).*/\1/p"
 }
 
+# counted N yes|no NAME: the counter NAME of the last run is positive on
+# each of N ranks (yes), or zero on all (no).
+counted() {
+	v=$(counter "$3")
+	[ "$(echo "$v" | wc -l)" -eq "$1" ] ||
+		{ echo "FAILED: no '$3' counters from $1 ranks"; exit 1; }
+	if [ "$2" = yes ]; then
+		! echo "$v" | grep -qx 0 ||
+			{ echo "FAILED: a rank counted no $3: $v"; exit 1; }
+	else
+		[ -z "$(echo "$v" | grep -vx 0)" ] ||
+			{ echo "FAILED: $3 counted: $v"; exit 1; }
+	fi
+}
+
 # expect PATTERN WHAT: the last run's output has PATTERN, or the test
 # fails naming WHAT.
 expect() {

@@ -16,21 +16,6 @@
 . "$top_srcdir/test/netmod/lib.sh"
 run "$MPICC" -O2 -o "$W/test_rma" "$top_srcdir/test/netmod/test_rma.c"
 
-# direct N yes|no: the last run's count of direct puts and gets, every
-# rank's, is positive (yes) or zero (no).
-direct() {
-	v=$(echo "$out" | sed -n 's/.*puts and gets direct \([0-9]*\).*/\1/p')
-	[ "$(echo "$v" | wc -l)" -eq "$1" ] ||
-		{ echo "FAILED: no counters from $1 ranks"; exit 1; }
-	if [ "$2" = yes ]; then
-		! echo "$v" | grep -qx 0 ||
-			{ echo "FAILED: a rank copied no put or get itself: $v"; exit 1; }
-	else
-		[ -z "$(echo "$v" | grep -vx 0)" ] ||
-			{ echo "FAILED: puts or gets were copied directly: $v"; exit 1; }
-	fi
-}
-
 # mapped N all|none: on each of N ranks, the puts and gets by load and
 # store are all that the test issued to other ranks, or none (on 2 ranks,
 # with a list of windows: then no rank puts to itself).
@@ -52,7 +37,7 @@ mapped() {
 for n in 2 4; do
 	MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun $n "$W/test_rma" direct
 	expect "test_rma direct: passed on $n ranks" "test_rma on $n ranks"
-	direct $n yes
+	counted $n yes "puts and gets direct"
 done
 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
 	mpirun 2 "$W/test_rma" direct allocate alloc_mem
@@ -64,18 +49,18 @@ mapped 2 all
 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_rma" direct create
 expect "test_rma direct: passed on 2 ranks" "test_rma in plain memory"
 mapped 2 none
-direct 2 yes
+counted 2 yes "puts and gets direct"
 MPIR_CVAR_CH4_BIP_SHARED_MEM=0 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
 	mpirun 2 "$W/test_rma" direct allocate alloc_mem
 expect "test_rma direct: passed on 2 ranks" "test_rma without shared memory"
 mapped 2 none
-direct 2 yes
+counted 2 yes "puts and gets direct"
 BIP_SHM_PULL_MIN=never MPIR_CVAR_CH4_BIP_SHARED_MEM=0 \
 	MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_rma" am
 expect "test_rma am: passed on 2 ranks" "test_rma with cross-memory attach off"
-direct 2 no
+counted 2 no "puts and gets direct"
 MPIR_CVAR_NOLOCAL=1 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
 	mpirun 3 "$W/test_rma" am
 expect "test_rma am: passed on 3 ranks" "test_rma between hosts"
-direct 3 no
+counted 3 no "puts and gets direct"
 echo "one-sided: passed"

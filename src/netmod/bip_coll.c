@@ -1,0 +1,586 @@
+/*
+ * bip_coll.c - small collectives of a communicator that lies within one
+ * host, over flags in memory its ranks share: barrier, bcast, reduce and
+ * allreduce up to MPIR_CVAR_CH4_BIP_NODE_COLL_MAX bytes.
+ *
+ * Over point-to-point an 8-byte allreduce of 2 ranks is two messages and
+ * about 3000 instructions a rank; here each rank writes its part and a
+ * sequence number into a line of its own and reads the other ranks' lines:
+ * one cache line crosses per rank, as in Open MPI's and MPICH's own
+ * shared-memory collectives.
+ *
+ * The memory is BIP's (bip_mem_alloc by the communicator's rank 0, mapped
+ * by the others with bip_mem_map), set up at the communicator's first
+ * small collective and ended with it. Each rank owns a ring of LINES
+ * cache lines, a sequence word and 56 bytes of data each, and a data ring
+ * for more, taken in chunks in turn. Collective s (1, 2, ...) uses line
+ * s % LINES and, for more than 56 bytes, the next chunk, whose offset the
+ * line holds. The rules:
+ *
+ *   arrive:  a rank's arrival at s is the store of s into its line for s,
+ *            after its data for s, if any, is there (release). It arrives
+ *            only once it finished reading everything of s - 1.
+ *   reuse:   a rank writes a line or a chunk for s only once every rank
+ *            arrived past the collective t that used it last (at t + 1):
+ *            all are then done with t. For a line t = s - LINES; chunks go
+ *            round the ring, so one overwrites the oldest ones. A rank
+ *            that only arrives overwrites no data, and sequence numbers
+ *            only grow.
+ *   read:    a rank reads another's data of s once it saw that rank's
+ *            arrival at s (acquire).
+ *
+ * So a bcast root or the ranks of a reduce run up to LINES - 1 small
+ * collectives ahead of the slowest rank (fewer when their data fills the
+ * ring first), as eager messages would: with more ranks than cores the
+ * slowest is often not running.
+ *
+ * Barrier: arrive, wait for all. Bcast: the root writes and arrives; the
+ * others arrive and read it. Reduce: every rank writes its part and
+ * arrives; the root waits for all and reduces. Allreduce: every rank
+ * writes, arrives, waits for all and reduces. Every rank reduces the parts
+ * in rank order, so all get the same bits (floating point).
+ *
+ * Which collectives come here must be the same on every rank: that is
+ * decided from what MPI requires to match (the byte count; the op and the
+ * datatype of a reduction, which must be predefined), and from the CVARs,
+ * which must be the same on every rank as MPICH's algorithm CVARs must.
+ *
+ * The other ranks' lines are not trusted further than MPI trusts a peer:
+ * the offset of a chunk is copied, then checked against the ring, before
+ * it is used; nothing else read there is used as a size, an index or an
+ * address. A waiting rank drives MPICH's progress (a rank that is not here
+ * yet may first need ours) and so yields the core under BIP's idle policy
+ * when the host is crowded; a rank that died ends the wait with its error,
+ * and a rank whose collective failed arrives marked (FAILED), so that the
+ * ranks waiting for it fail too.
+ */
+#include "mpidimpl.h"
+#include "bip_state.h"
+
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+cvars:
+    - name        : MPIR_CVAR_CH4_BIP_NODE_COLL_MAX
+      category    : CH4_BIP
+      type        : int
+      default     : 4096
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Barrier, bcast, reduce and allreduce of a communicator within one
+        host, up to this many bytes, go through flags and data in memory
+        its ranks share (set up at its first such collective); larger ones
+        by MPICH's algorithms over point-to-point. -1 turns them all off;
+        at most 1048576. Must be the same on every rank.
+
+    - name        : MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS
+      category    : CH4_BIP
+      type        : int
+      default     : 64
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Largest communicator whose small collectives go through shared
+        memory (every rank reads every other's line); 0 or 1 turns them
+        off. Must be the same on every rank.
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+#define LINE 64
+#define LINE_HDR 8 /* the sequence word, before the data */
+#define LINE_DATA (LINE - LINE_HDR)
+#define LINES 128
+/* Each rank's data ring: at least this, and room for 4 of the largest
+ * (so that a chunk that wraps to the start never reaches the newest). */
+#define RING_MIN (16u << 10)
+
+MPI_Aint MPIDI_BIP_coll_max = -1;
+
+/* One of our chunks that others may still read. */
+struct coll_chunk {
+	uint64_t seq;
+	size_t at;
+};
+
+struct MPIDI_BIP_coll {
+	char *base;     /* rank 0's memory, mapped here (or its own): every
+			 * rank's lines, then every rank's data ring */
+	size_t len;
+	size_t rings_off;
+	char *rings;
+	size_t ring;    /* bytes of a data ring */
+	size_t stride;  /* from a rank's ring to the next: a line more */
+	int size, rank;
+	uint64_t seq;   /* our last collective */
+	uint64_t all;   /* the last one every rank is known to have reached */
+	bool failed;    /* one failed here or at another rank: all fail */
+	/* Our chunks, oldest first: a circular FIFO of LINES. */
+	size_t head;    /* where our next chunk goes */
+	struct coll_chunk chunks[LINES];
+	unsigned first, nchunks;
+};
+
+void MPIDI_BIP_coll_init(void)
+{
+	MPIDI_BIP_coll_max = MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS < 2
+				     ? -1
+				     : MPIR_CVAR_CH4_BIP_NODE_COLL_MAX;
+}
+
+/* The rings start half a page past the lines, and each is a line longer
+ * than its data: a copy between buffers at the same offset in their pages
+ * (malloc gives large ones at 16 bytes in) stalls on every load in the
+ * core's 4 KiB store-to-load check, and so would one between two ranks'
+ * chunks (a 4 KiB allreduce of 2 ranks: 3.0 us, against 1.0). */
+#define RINGS_SKEW 2048
+
+/* The layout for data of up to max bytes (the same on every rank: from
+ * the CVAR and the size). */
+static void coll_shape(struct MPIDI_BIP_coll *c, size_t max)
+{
+	c->ring = MPL_MAX(RING_MIN, 4 * MPL_ROUND_UP_ALIGN(max, LINE));
+	c->stride = c->ring + LINE;
+	c->rings_off = (size_t)LINES * LINE * (size_t)c->size + RINGS_SKEW;
+	c->len = c->rings_off + c->stride * (size_t)c->size;
+}
+
+static char *line_of(const struct MPIDI_BIP_coll *c, int rank, uint64_t s)
+{
+	return c->base + ((size_t)rank * LINES + s % LINES) * LINE;
+}
+
+static uint64_t *seq_of(const struct MPIDI_BIP_coll *c, int rank, uint64_t s)
+{
+	return (uint64_t *)line_of(c, rank, s);
+}
+
+/* Where rank's data of s lies, bytes long, once rank arrived at s: in its
+ * line, or at the offset its line gives into its ring (copied, then
+ * checked: the peer may still write it). NULL: a malformed offset. */
+static const char *data_of(const struct MPIDI_BIP_coll *c, int rank,
+			   uint64_t s, size_t bytes)
+{
+	const char *line = line_of(c, rank, s);
+	uint64_t at;
+
+	if (bytes <= LINE_DATA)
+		return line + LINE_HDR;
+	memcpy(&at, line + LINE_HDR, sizeof(at));
+	if (at > c->ring - bytes)
+		return NULL;
+	return c->rings + (size_t)rank * c->stride + at;
+}
+
+/* Polls between two turns of MPICH's progress. */
+#define POLLS 32
+
+/* A rank that returned an error from one of the communicator's
+ * collectives still arrives, with this bit: the others, which may wait
+ * for it, fail too instead of waiting for ever, and so on. */
+#define FAILED (1ull << 63)
+
+static int coll_failed(struct MPIDI_BIP_coll *c, int rank,
+		       MPIR_Errflag_t *errflag)
+{
+	c->failed = true;
+	*errflag = MPIR_ERR_OTHER;
+	return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+				    __func__, __LINE__, MPI_ERR_OTHER,
+				    "**bipcoll", "**bipcoll %d", rank);
+}
+
+/* Until rank arrived at s. */
+static int wait_for(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, int rank,
+		    uint64_t s, MPIR_Errflag_t *errflag)
+{
+	const uint64_t *seq = seq_of(c, rank, s);
+	int node = MPIDI_BIP_node_of(comm, rank), mpi_errno;
+	unsigned polls = 0;
+	uint64_t v;
+
+	while ((v = __atomic_load_n(seq, __ATOMIC_ACQUIRE)) < s) {
+		if (++polls < POLLS)
+			continue;
+		polls = 0;
+		mpi_errno = MPID_Progress_test(NULL);
+		if (mpi_errno)
+			return mpi_errno;
+		/* Other threads may owe what rank waits for: let them in, as
+		 * MPICH's own waits do. */
+		if (MPIR_ThreadInfo.isThreaded)
+			MPIDI_PROGRESS_YIELD();
+		if (MPIDI_BIP_global.peers[node].failed) {
+			c->failed = true;
+			*errflag = MPIR_ERR_PROC_FAILED;
+			return MPIDI_BIP_proc_failed(node);
+		}
+	}
+	return v & FAILED ? coll_failed(c, rank, errflag) : MPI_SUCCESS;
+}
+
+static int wait_all(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, uint64_t s,
+		    MPIR_Errflag_t *errflag)
+{
+	int mpi_errno;
+
+	if (c->all >= s)
+		return MPI_SUCCESS;
+	for (int i = 0; i < c->size; i++) {
+		if (i == c->rank)
+			continue;
+		mpi_errno = wait_for(comm, c, i, s, errflag);
+		if (mpi_errno)
+			return mpi_errno;
+	}
+	c->all = s;
+	return MPI_SUCCESS;
+}
+
+/* Our arrival at s; with mpi_errno, s failed here. */
+static int arrive(struct MPIDI_BIP_coll *c, uint64_t s, int mpi_errno)
+{
+	if (mpi_errno)
+		c->failed = true;
+	__atomic_store_n(seq_of(c, c->rank, s), s | (c->failed ? FAILED : 0),
+			 __ATOMIC_RELEASE);
+	return mpi_errno;
+}
+
+static void chunk_pop(struct MPIDI_BIP_coll *c, uint64_t *busy)
+{
+	*busy = MPL_MAX(*busy, c->chunks[c->first].seq);
+	c->first = (c->first + 1) % LINES;
+	c->nchunks--;
+}
+
+/* A chunk of need bytes of our ring for s, once no rank may still read
+ * what it holds. Chunks follow each other round the ring, so those it
+ * overwrites are the oldest ones: from head on, or after a wrap from head
+ * to the end and from the start. A chunk older than LINES collectives is
+ * free by the line rule (begin). */
+static int chunk_take(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, uint64_t s,
+		      size_t need, size_t *at_p, MPIR_Errflag_t *errflag)
+{
+	size_t at = c->head;
+	bool wrap = at + need > c->ring;
+	uint64_t busy = 0;
+	int mpi_errno;
+
+	while (c->nchunks) {
+		size_t start = c->chunks[c->first].at;
+
+		if (wrap ? start < at && start >= need
+			 : start < at || start >= at + need)
+			break;
+		chunk_pop(c, &busy);
+	}
+	if (c->nchunks == LINES)
+		chunk_pop(c, &busy);
+	if (wrap)
+		at = 0;
+	mpi_errno = busy ? wait_all(comm, c, busy + 1, errflag) : MPI_SUCCESS;
+	if (mpi_errno)
+		return mpi_errno;
+	c->chunks[(c->first + c->nchunks++) % LINES] =
+		(struct coll_chunk){ .seq = s, .at = at };
+	c->head = at + need;
+	*at_p = at;
+	return MPI_SUCCESS;
+}
+
+/* The next collective's number s, and where our data of it goes (bytes),
+ * once no rank may still read what is there: our line for s once every
+ * rank arrived at s - LINES + 1, past LINE_DATA bytes a chunk of our ring,
+ * whose offset the line holds. A rank that writes nothing takes ++seq. */
+static int begin(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, size_t bytes,
+		 uint64_t *s_p, char **data_p, MPIR_Errflag_t *errflag)
+{
+	uint64_t s = ++c->seq;
+	char *line = line_of(c, c->rank, s);
+	size_t at;
+	int mpi_errno;
+
+	*s_p = s;
+	mpi_errno = s >= LINES ? wait_all(comm, c, s - LINES + 1, errflag)
+			       : MPI_SUCCESS;
+	if (mpi_errno)
+		return mpi_errno;
+	if (bytes <= LINE_DATA) {
+		*data_p = line + LINE_HDR;
+		return MPI_SUCCESS;
+	}
+	mpi_errno = chunk_take(comm, c, s, MPL_ROUND_UP_ALIGN(bytes, LINE),
+			       &at, errflag);
+	if (mpi_errno)
+		return mpi_errno;
+	memcpy(line + LINE_HDR, &(uint64_t){ at }, sizeof(uint64_t));
+	*data_p = c->rings + (size_t)c->rank * c->stride + at;
+	return MPI_SUCCESS;
+}
+
+/* --- set-up ----------------------------------------------------------- */
+
+static bool all_local(MPIR_Comm *comm)
+{
+	for (int i = 0; i < comm->local_size; i++)
+		if (!MPIDIU_rank_is_local(i, comm))
+			return false;
+	return true;
+}
+
+/* What rank 0 tells the others. */
+struct coll_card {
+	uint64_t key, off; /* key 0: no shared memory */
+	uint64_t len;
+};
+
+static void coll_end(struct MPIDI_BIP_coll *c)
+{
+	bip_ep_t *ep = MPIDI_BIP_global.ep;
+
+	if (ep && c->base) {
+		if (c->rank == 0)
+			(void)bip_mem_free(ep, c->base);
+		else
+			(void)bip_mem_unmap(ep, c->base);
+	}
+	MPL_free(c);
+}
+
+/* Collective over comm: its memory, or comm->dev.ch4.netmod.bip.coll_off set
+ * on every rank when any of them cannot have it. */
+static int coll_setup(MPIR_Comm *comm, MPIR_Errflag_t *errflag)
+{
+	bip_ep_t *ep = MPIDI_BIP_global.ep;
+	struct MPIDI_BIP_coll *c;
+	struct coll_card card = { 0 };
+	int ok, mpi_errno;
+
+	if (comm->comm_kind != MPIR_COMM_KIND__INTRACOMM ||
+	    comm->local_size < 2 ||
+	    comm->local_size > MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS ||
+	    !all_local(comm)) {
+		comm->dev.ch4.netmod.bip.coll_off = true;
+		return MPI_SUCCESS;
+	}
+	c = MPL_calloc(1, sizeof(*c), MPL_MEM_COLL);
+	ok = c != NULL;
+	if (c) {
+		c->size = comm->local_size;
+		c->rank = comm->rank;
+		coll_shape(c, (size_t)MPIDI_BIP_coll_max);
+	}
+	if (comm->rank == 0 && c) {
+		MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+		if (!bip_mem_alloc(ep, c->len, (void **)&c->base) &&
+		    bip_mem_key(ep, c->base, c->len, &card.key, &card.off))
+			card.key = 0;
+		MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+		card.len = c->len;
+	}
+	mpi_errno = MPIR_Bcast_impl(&card, sizeof(card), MPI_BYTE, 0, comm,
+				    errflag);
+	if (mpi_errno)
+		goto fn_fail;
+	if (comm->rank != 0 && c) {
+		/* Rank 0's geometry must be ours: the CVAR may differ. */
+		ok = card.key && card.len == c->len;
+		MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+		if (ok && bip_mem_map(ep, MPIDI_BIP_node_of(comm, 0), card.key,
+				      card.off, card.len, (void **)&c->base))
+			ok = 0;
+		MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+	} else if (c) {
+		ok = card.key != 0;
+	}
+	mpi_errno = MPIR_Allreduce_impl(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN,
+					comm, errflag);
+	if (mpi_errno || !ok)
+		goto fn_fail;
+	c->rings = c->base + c->rings_off;
+	comm->dev.ch4.netmod.bip.coll = c;
+	return MPI_SUCCESS;
+fn_fail:
+	if (c)
+		coll_end(c);
+	comm->dev.ch4.netmod.bip.coll_off = true;
+	return mpi_errno;
+}
+
+/* comm's memory, set up now if this is its first small collective; NULL
+ * when it has none (the caller goes by point-to-point). */
+static int coll_get(MPIR_Comm *comm, struct MPIDI_BIP_coll **c_p,
+		    MPIR_Errflag_t *errflag)
+{
+	int mpi_errno = MPI_SUCCESS;
+
+	if (!comm->dev.ch4.netmod.bip.coll && !comm->dev.ch4.netmod.bip.coll_off)
+		mpi_errno = coll_setup(comm, errflag);
+	*c_p = comm->dev.ch4.netmod.bip.coll;
+	if (*c_p)
+		MPIDI_BIP_global.cnt.node_coll++;
+	return mpi_errno;
+}
+
+void MPIDI_BIP_coll_free(MPIR_Comm *comm)
+{
+	if (comm->dev.ch4.netmod.bip.coll)
+		coll_end(comm->dev.ch4.netmod.bip.coll);
+	comm->dev.ch4.netmod.bip.coll = NULL;
+}
+
+/* --- the collectives -------------------------------------------------- */
+
+/* A malformed offset in rank's line (data_of). */
+static int bad_line(struct MPIDI_BIP_coll *c, int rank,
+		    MPIR_Errflag_t *errflag)
+{
+	c->failed = true;
+	*errflag = MPIR_ERR_OTHER;
+	return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+				    __func__, __LINE__, MPI_ERR_OTHER,
+				    "**bipcollbad", "**bipcollbad %d", rank);
+}
+
+/* The parts of s, reduced in rank order into buf. */
+static int reduce_all(struct MPIDI_BIP_coll *c, uint64_t s, void *buf,
+		      MPI_Aint count, MPI_Datatype datatype, MPI_Op op,
+		      size_t bytes, MPIR_Errflag_t *errflag)
+{
+	int mpi_errno = MPI_SUCCESS;
+
+	for (int i = 0; i < c->size && !mpi_errno; i++) {
+		const char *part = data_of(c, i, s, bytes);
+
+		if (!part)
+			mpi_errno = bad_line(c, i, errflag);
+		else if (i == 0)
+			memcpy(buf, part, bytes);
+		else
+			mpi_errno = MPIR_Reduce_local(part, buf, count,
+						      datatype, op);
+	}
+	return mpi_errno;
+}
+
+/* Predefined op and type (MPI requires both to match on every rank). */
+static bool reducible(MPI_Datatype datatype, MPI_Op op)
+{
+	return HANDLE_IS_BUILTIN(op) && HANDLE_IS_BUILTIN(datatype);
+}
+
+int MPIDI_BIP_coll_barrier(MPIR_Comm *comm, MPIR_Errflag_t *errflag)
+{
+	struct MPIDI_BIP_coll *c;
+	uint64_t s;
+	int mpi_errno = coll_get(comm, &c, errflag);
+
+	if (mpi_errno)
+		return mpi_errno;
+	if (!c)
+		return MPIR_Barrier_impl(comm, errflag);
+	s = ++c->seq;
+	arrive(c, s, MPI_SUCCESS);
+	return wait_all(comm, c, s, errflag);
+}
+
+int MPIDI_BIP_coll_bcast(void *buf, MPI_Aint count, MPI_Datatype datatype,
+			 int root, MPIR_Comm *comm, MPIR_Errflag_t *errflag)
+{
+	struct MPIDI_BIP_coll *c;
+	MPI_Aint bytes, done;
+	const char *from;
+	char *to;
+	uint64_t s;
+	int mpi_errno = coll_get(comm, &c, errflag);
+
+	if (mpi_errno)
+		return mpi_errno;
+	if (!c)
+		return MPIR_Bcast_impl(buf, count, datatype, root, comm,
+				       errflag);
+	MPIR_Datatype_get_size_macro(datatype, bytes);
+	bytes *= count;
+	if (comm->rank == root) {
+		mpi_errno = begin(comm, c, (size_t)bytes, &s, &to, errflag);
+		if (!mpi_errno)
+			mpi_errno = MPIR_Typerep_pack(buf, count, datatype, 0,
+						      to, bytes, &done);
+		return arrive(c, s, mpi_errno);
+	}
+	s = ++c->seq;
+	arrive(c, s, MPI_SUCCESS);
+	mpi_errno = wait_for(comm, c, root, s, errflag);
+	if (mpi_errno)
+		return mpi_errno;
+	from = data_of(c, root, s, (size_t)bytes);
+	if (!from)
+		return bad_line(c, root, errflag);
+	return MPIR_Typerep_unpack(from, bytes, buf, count, datatype, 0,
+				   &done);
+}
+
+/* Our part of s, from sendbuf (or buf: MPI_IN_PLACE), arrived. */
+static int contribute(MPIR_Comm *comm, struct MPIDI_BIP_coll *c,
+		      const void *sendbuf, const void *buf, size_t bytes,
+		      uint64_t *s_p, MPIR_Errflag_t *errflag)
+{
+	char *to;
+	int mpi_errno = begin(comm, c, bytes, s_p, &to, errflag);
+
+	if (!mpi_errno)
+		memcpy(to, sendbuf == MPI_IN_PLACE ? buf : sendbuf, bytes);
+	return arrive(c, *s_p, mpi_errno);
+}
+
+/* Allreduce (root -1), or reduce to root. */
+static int reduction(const void *sendbuf, void *recvbuf, MPI_Aint count,
+		     MPI_Datatype datatype, MPI_Op op, int root,
+		     MPIR_Comm *comm, MPIR_Errflag_t *errflag)
+{
+	struct MPIDI_BIP_coll *c = NULL;
+	MPI_Aint bytes;
+	uint64_t s;
+	int mpi_errno = MPI_SUCCESS;
+
+	if (reducible(datatype, op) && count > 0)
+		mpi_errno = coll_get(comm, &c, errflag);
+	if (mpi_errno)
+		return mpi_errno;
+	if (!c && root < 0)
+		return MPIR_Allreduce_impl(sendbuf, recvbuf, count, datatype,
+					   op, comm, errflag);
+	if (!c)
+		return MPIR_Reduce_impl(sendbuf, recvbuf, count, datatype, op,
+					root, comm, errflag);
+	MPIR_Datatype_get_size_macro(datatype, bytes);
+	bytes *= count;
+	mpi_errno = contribute(comm, c, sendbuf, recvbuf, bytes, &s, errflag);
+	if (mpi_errno || (root >= 0 && comm->rank != root))
+		return mpi_errno;
+	mpi_errno = wait_all(comm, c, s, errflag);
+	if (!mpi_errno)
+		mpi_errno = reduce_all(c, s, recvbuf, count, datatype, op,
+				       bytes, errflag);
+	return mpi_errno;
+}
+
+int MPIDI_BIP_coll_allreduce(const void *sendbuf, void *recvbuf,
+			     MPI_Aint count, MPI_Datatype datatype, MPI_Op op,
+			     MPIR_Comm *comm, MPIR_Errflag_t *errflag)
+{
+	return reduction(sendbuf, recvbuf, count, datatype, op, -1, comm,
+			 errflag);
+}
+
+int MPIDI_BIP_coll_reduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
+			  MPI_Datatype datatype, MPI_Op op, int root,
+			  MPIR_Comm *comm, MPIR_Errflag_t *errflag)
+{
+	return reduction(sendbuf, recvbuf, count, datatype, op, root, comm,
+			 errflag);
+}

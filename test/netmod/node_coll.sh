@@ -1,0 +1,40 @@
+#!/bin/sh
+# Small collectives within one host through shared memory
+# (src/netmod/bip_coll.c): test_node_coll checks every result (allreduce,
+# reduce, bcast with a strided receiver, barrier, ranks running ahead of a
+# sleeping one, split and dup communicators, threads) on 2, 3 and 4 ranks
+# (more than cores). The counters printed at finalize must show every rank took
+# that path; with MPIR_CVAR_CH4_BIP_NODE_COLL_MAX=-1 none may, and the
+# results stay right. Across hosts (every rank a host of its own) the
+# communicator does not qualify: point-to-point, right results.
+. "$top_srcdir/test/netmod/lib.sh"
+run "$MPICC" -O2 -o "$W/test_node_coll" "$top_srcdir/test/netmod/test_node_coll.c" -lpthread
+
+for n in 2 3 4; do
+	MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun $n "$W/test_node_coll"
+	expect "test_node_coll: passed" "test_node_coll on $n ranks"
+	counted $n yes "collectives in shared memory"
+done
+
+# Threads, each with collectives on a communicator of its own: a waiting
+# one lets the others in (without that, 3 ranks hang).
+mpirun 3 "$W/test_node_coll" 300 threads
+expect "test_node_coll: passed" "test_node_coll with threads"
+
+# Off: MPICH's algorithms (2 ranks: a sum of two doubles has one order).
+MPIR_CVAR_CH4_BIP_NODE_COLL_MAX=-1 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+	mpirun 2 "$W/test_node_coll" 5
+expect "test_node_coll: passed" "test_node_coll with the shared path off"
+counted 2 no "collectives in shared memory"
+MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS=1 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+	mpirun 2 "$W/test_node_coll" 5
+expect "test_node_coll: passed" "test_node_coll with NODE_COLL_RANKS=1"
+counted 2 no "collectives in shared memory"
+
+# Every rank a host of its own (MPICH's node map; BIP then takes udp): no
+# shared memory between them.
+MPIR_CVAR_NOLOCAL=1 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+	mpirun 2 "$W/test_node_coll" 2
+expect "test_node_coll: passed" "test_node_coll across hosts"
+counted 2 no "collectives in shared memory"
+echo "collectives in shared memory: passed"

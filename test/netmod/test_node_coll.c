@@ -1,0 +1,326 @@
+/*
+ * test_node_coll.c - the small collectives that go through shared memory
+ * within a host (src/netmod/bip_coll.c), with every result checked, for
+ * node_coll.sh:
+ *
+ *   - allreduce and reduce of ints, doubles and MPI_2INT (MINLOC) with
+ *     several ops, at sizes on both sides of each layout's edge (56 bytes
+ *     in a line, 512 in a small cell, then a large one, then 4096:
+ *     point-to-point), MPI_IN_PLACE too;
+ *     every rank's floating-point sum must have the same bits;
+ *   - bcast from every root, the receivers with a strided datatype of the
+ *     same signature as the root's contiguous one;
+ *   - barrier: no rank leaves before the last one came (rank 0 comes late);
+ *   - run-ahead: bcast roots and the ranks of a reduce run far ahead of a
+ *     rank that sleeps (more than each ring's depth: lines and cells are
+ *     reused);
+ *   - the same on a split communicator with the ranks in reverse order,
+ *     on a dup, and with point-to-point traffic interleaved.
+ *
+ *   test_node_coll [ITERS [threads]]
+ *
+ * With "threads": MPI_THREAD_MULTIPLE, and THREADS threads per rank at
+ * once, each with allreduces and bcasts on a communicator of its own, one
+ * of them sleeping now and then (the others' waits must let it in).
+ * Prints "test_node_coll: passed" on rank 0.
+ */
+#include <mpi.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static int rank, size;
+
+static int ival(int r, int it, int i)
+{
+	return (r + 1) * 100 + it * 3 + i % 7;
+}
+
+/* Values of very different magnitudes: a sum that depends on the order. */
+static double dval(int r, int it, int i)
+{
+	return (r % 2 ? 1e16 : 1.0) * (r + 1) + it + i * 0.1;
+}
+
+static void allreduce_ints(MPI_Comm comm, int it, int n, int in_place)
+{
+	int crank, csize, *s = malloc(sizeof(int) * (size_t)n * 2), *r = s + n;
+
+	MPI_Comm_rank(comm, &crank);
+	MPI_Comm_size(comm, &csize);
+	for (int i = 0; i < n; i++)
+		s[i] = r[i] = ival(crank, it, i);
+	MPI_Allreduce(in_place ? MPI_IN_PLACE : s, r, n, MPI_INT, MPI_SUM, comm);
+	for (int i = 0; i < n; i++) {
+		int want = 0;
+
+		for (int p = 0; p < csize; p++)
+			want += ival(p, it, i);
+		CHECK(r[i] == want, "allreduce of %d ints%s, iteration %d: "
+		      "[%d] %d, want %d", n, in_place ? " in place" : "", it,
+		      i, r[i], want);
+	}
+	for (int i = 0; i < n; i++)
+		s[i] = ival(crank, it, i);
+	MPI_Allreduce(s, r, n, MPI_INT, MPI_MAX, comm);
+	for (int i = 0; i < n; i++)
+		CHECK(r[i] == ival(csize - 1, it, i), "max of %d ints", n);
+	free(s);
+}
+
+/* The same bits on every rank, and the sum in rank order. */
+static void allreduce_doubles(MPI_Comm comm, int it, int n)
+{
+	int crank, csize;
+	double *s = malloc(sizeof(double) * (size_t)n * 3), *r = s + n,
+	       *all = malloc(sizeof(double) * (size_t)n * (size_t)size);
+
+	MPI_Comm_rank(comm, &crank);
+	MPI_Comm_size(comm, &csize);
+	for (int i = 0; i < n; i++)
+		s[i] = dval(crank, it, i);
+	MPI_Allreduce(s, r, n, MPI_DOUBLE, MPI_SUM, comm);
+	for (int i = 0; i < n; i++) {
+		double want = dval(0, it, i);
+
+		for (int p = 1; p < csize; p++)
+			want = dval(p, it, i) + want;
+		CHECK(r[i] == want, "sum of doubles [%d]: %.17g, want %.17g",
+		      i, r[i], want);
+	}
+	MPI_Allgather(r, n, MPI_DOUBLE, all, n, MPI_DOUBLE, comm);
+	for (int p = 0; p < csize; p++)
+		CHECK(!memcmp(all + (size_t)p * n, r, sizeof(double) * n),
+		      "rank %d got other bits", p);
+	free(all);
+	free(s);
+}
+
+static void minloc(MPI_Comm comm, int it)
+{
+	int crank, csize, s[2], r[2];
+
+	MPI_Comm_rank(comm, &crank);
+	MPI_Comm_size(comm, &csize);
+	s[0] = (crank + it) % csize == 0 ? -5 : crank;
+	s[1] = crank;
+	MPI_Allreduce(s, r, 1, MPI_2INT, MPI_MINLOC, comm);
+	CHECK(r[0] == -5 && r[1] == (csize - it % csize) % csize,
+	      "minloc: %d at %d", r[0], r[1]);
+}
+
+static void reduce_each_root(MPI_Comm comm, int it, int n)
+{
+	int crank, csize;
+	long *s = malloc(sizeof(long) * (size_t)n * 2), *r = s + n;
+
+	MPI_Comm_rank(comm, &crank);
+	MPI_Comm_size(comm, &csize);
+	for (int root = 0; root < csize; root++) {
+		for (int i = 0; i < n; i++)
+			s[i] = r[i] = ival(crank, it + root, i);
+		MPI_Reduce(crank == root ? MPI_IN_PLACE : s, r, n, MPI_LONG,
+			   MPI_SUM, root, comm);
+		if (crank != root)
+			continue;
+		for (int i = 0; i < n; i++) {
+			long want = 0;
+
+			for (int p = 0; p < csize; p++)
+				want += ival(p, it + root, i);
+			CHECK(r[i] == want, "reduce of %d longs to %d", n,
+			      root);
+		}
+	}
+	free(s);
+}
+
+/* The root sends n contiguous ints; the others take them every other int
+ * of a larger buffer (a vector: the same signature). */
+static void bcast_each_root(MPI_Comm comm, int it, int n)
+{
+	int crank, csize, *b = malloc(sizeof(int) * (size_t)n * 2);
+	MPI_Datatype strided;
+
+	MPI_Comm_rank(comm, &crank);
+	MPI_Comm_size(comm, &csize);
+	MPI_Type_vector(n, 1, 2, MPI_INT, &strided);
+	MPI_Type_commit(&strided);
+	for (int root = 0; root < csize; root++) {
+		memset(b, 0xff, sizeof(int) * (size_t)n * 2);
+		if (crank == root) {
+			for (int i = 0; i < n; i++)
+				b[i] = ival(root, it, i);
+			MPI_Bcast(b, n, MPI_INT, root, comm);
+			continue;
+		}
+		MPI_Bcast(b, 1, strided, root, comm);
+		for (int i = 0; i < n; i++) {
+			CHECK(b[2 * i] == ival(root, it, i),
+			      "bcast of %d ints from %d: [%d] %d", n, root, i,
+			      b[2 * i]);
+			CHECK(b[2 * i + 1] == -1, "bcast wrote a gap");
+		}
+	}
+	MPI_Type_free(&strided);
+	free(b);
+}
+
+/* Rank 0 comes 200 ms late: nobody may leave before. */
+static void barrier_waits(MPI_Comm comm)
+{
+	int crank;
+	double t0, t;
+
+	MPI_Comm_rank(comm, &crank);
+	MPI_Barrier(comm);
+	t0 = MPI_Wtime();
+	if (crank == 0)
+		usleep(200000);
+	MPI_Barrier(comm);
+	t = MPI_Wtime() - t0;
+	CHECK(t > 0.19, "left the barrier after %.3f s, before rank 0 came",
+	      t);
+}
+
+/* One rank sleeps while the others run 500 bcasts and reduces of n ints
+ * ahead. */
+static void run_ahead(MPI_Comm comm, int n)
+{
+	int crank, csize, *v = malloc(sizeof(int) * (size_t)n * 2),
+			  *sum = v + n;
+
+	MPI_Comm_rank(comm, &crank);
+	MPI_Comm_size(comm, &csize);
+	if (crank == csize - 1)
+		usleep(100000);
+	for (int it = 0; it < 500; it++) {
+		for (int i = 0; i < n; i++)
+			v[i] = crank == 0 ? it * 11 + i : -1;
+		MPI_Bcast(v, n, MPI_INT, 0, comm);
+		for (int i = 0; i < n; i++)
+			CHECK(v[i] == it * 11 + i, "bcast %d of %d ints ahead: "
+			      "[%d] %d", it, n, i, v[i]);
+		for (int i = 0; i < n; i++)
+			v[i] = crank + it + i;
+		MPI_Reduce(v, sum, n, MPI_INT, MPI_SUM, csize - 1, comm);
+		for (int i = 0; i < n && crank == csize - 1; i++)
+			CHECK(sum[i] == csize * (csize - 1) / 2 +
+						csize * (it + i),
+			      "reduce %d of %d ints ahead: [%d] %d", it, n, i,
+			      sum[i]);
+	}
+	free(v);
+}
+
+/* Point-to-point between the collectives: a ring. */
+static void ring(MPI_Comm comm, int it)
+{
+	int crank, csize, got;
+
+	MPI_Comm_rank(comm, &crank);
+	MPI_Comm_size(comm, &csize);
+	MPI_Sendrecv(&it, 1, MPI_INT, (crank + 1) % csize, 7, &got, 1, MPI_INT,
+		     (crank + csize - 1) % csize, 7, comm, MPI_STATUS_IGNORE);
+	CHECK(got == it, "ring %d", got);
+}
+
+static void all(MPI_Comm comm, int iters)
+{
+	/* Ints: in a line (14), a small cell (15, 128), a large one (129,
+	 * 1024), then point-to-point (1025). */
+	static const int sizes[] = { 1, 14, 15, 128, 129, 1024, 1025 };
+
+	for (int it = 0; it < iters; it++) {
+		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+			allreduce_ints(comm, it, sizes[k], (int)(it + k) % 2);
+			bcast_each_root(comm, it, sizes[k]);
+			reduce_each_root(comm, it, sizes[k] / 2 + 1);
+		}
+		allreduce_doubles(comm, it, 3);
+		allreduce_doubles(comm, it, 100);
+		minloc(comm, it);
+		ring(comm, it);
+	}
+	barrier_waits(comm);
+	run_ahead(comm, 1);
+	run_ahead(comm, 100);
+	run_ahead(comm, 1000);
+}
+
+#define THREADS 3
+
+struct thread_arg {
+	MPI_Comm comm;
+	int iters, id;
+};
+
+static void *thread_main(void *p)
+{
+	const struct thread_arg *a = p;
+
+	for (int it = 0; it < a->iters; it++) {
+		if (a->id == 0 && it % 50 == 0)
+			usleep(2000);
+		allreduce_ints(a->comm, it, 1 + it % 20, it % 2);
+		bcast_each_root(a->comm, it, 1 + it % 300);
+	}
+	return NULL;
+}
+
+static void threads(int iters)
+{
+	struct thread_arg a[THREADS];
+	pthread_t t[THREADS];
+
+	for (int i = 0; i < THREADS; i++) {
+		a[i] = (struct thread_arg){ .iters = iters, .id = i };
+		MPI_Comm_dup(MPI_COMM_WORLD, &a[i].comm);
+	}
+	for (int i = 0; i < THREADS; i++)
+		CHECK(!pthread_create(&t[i], NULL, thread_main, &a[i]),
+		      "pthread_create");
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(t[i], NULL);
+		MPI_Comm_free(&a[i].comm);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int iters = argc > 1 ? atoi(argv[1]) : 20, provided;
+	MPI_Comm rev, dup;
+
+	if (argc > 2 && !strcmp(argv[2], "threads")) {
+		MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+		MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+		MPI_Comm_size(MPI_COMM_WORLD, &size);
+		CHECK(provided == MPI_THREAD_MULTIPLE, "no MPI_THREAD_MULTIPLE");
+		threads(iters);
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (rank == 0)
+			printf("test_node_coll: passed\n");
+		MPI_Finalize();
+		return 0;
+	}
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	all(MPI_COMM_WORLD, iters);
+	MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
+	all(rev, iters);
+	MPI_Comm_dup(rev, &dup);
+	MPI_Comm_free(&rev);
+	all(dup, iters);
+	MPI_Comm_free(&dup);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0)
+		printf("test_node_coll: passed\n");
+	MPI_Finalize();
+	return 0;
+}
