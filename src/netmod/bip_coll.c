@@ -1,7 +1,8 @@
 /*
  * bip_coll.c - small collectives of a communicator that lies within one
- * host, over flags in memory its ranks share: barrier, bcast, reduce and
- * allreduce up to MPIR_CVAR_CH4_BIP_NODE_COLL_MAX bytes.
+ * host, over flags in memory its ranks share: barrier, bcast, reduce,
+ * allreduce, allgather and alltoall of up to MPIR_CVAR_CH4_BIP_NODE_COLL_MAX
+ * bytes a rank.
  *
  * Over point-to-point an 8-byte allreduce of 2 ranks is two messages and
  * about 3000 instructions a rank; here each rank writes its part and a
@@ -38,7 +39,9 @@
  * others arrive and read it. Reduce: every rank writes its part and
  * arrives; the root waits for all and reduces. Allreduce: every rank
  * writes, arrives, waits for all and reduces. Every rank reduces the parts
- * in rank order, so all get the same bits (floating point).
+ * in rank order, so all get the same bits (floating point). Allgather and
+ * alltoall: every rank writes its block (alltoall: a block for each rank),
+ * arrives, waits for all and takes its blocks.
  *
  * Which collectives come here must be the same on every rank: that is
  * decided from what MPI requires to match (the byte count; the op and the
@@ -69,8 +72,9 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        Barrier, bcast, reduce and allreduce of a communicator within one
-        host, up to this many bytes, go through flags and data in memory
+        Barrier, bcast, reduce, allreduce, allgather and alltoall of a
+        communicator within one host, up to this many bytes a rank writes
+        (alltoall: all its blocks), go through flags and data in memory
         its ranks share (set up at its first such collective); larger ones
         by MPICH's algorithms over point-to-point. -1 turns them all off;
         at most 1048576. Must be the same on every rank.
@@ -583,4 +587,82 @@ int MPIDI_BIP_coll_reduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
 {
 	return reduction(sendbuf, recvbuf, count, datatype, op, root, comm,
 			 errflag);
+}
+
+/* Allgather (whole) or alltoall: each rank packs what it sends (block
+ * bytes, or one block per rank), arrives, waits for all, and unpacks from
+ * each rank's data the block meant for it. In place, our own data is
+ * packed before anything lands in recvbuf. */
+static int exchange(const void *sendbuf, MPI_Aint sendcount,
+		    MPI_Datatype sendtype, void *recvbuf, MPI_Aint recvcount,
+		    MPI_Datatype recvtype, bool whole, MPIR_Comm *comm,
+		    MPIR_Errflag_t *errflag)
+{
+	struct MPIDI_BIP_coll *c;
+	MPI_Aint block, extent, done;
+	size_t bytes;
+	const char *from;
+	char *to;
+	uint64_t s;
+	int mpi_errno = coll_get(comm, &c, errflag);
+
+	if (mpi_errno)
+		return mpi_errno;
+	if (!c && whole)
+		return MPIR_Allgather_impl(sendbuf, sendcount, sendtype, recvbuf,
+					   recvcount, recvtype, comm, errflag);
+	if (!c)
+		return MPIR_Alltoall_impl(sendbuf, sendcount, sendtype, recvbuf,
+					  recvcount, recvtype, comm, errflag);
+	MPIR_Datatype_get_size_macro(recvtype, block);
+	MPIR_Datatype_get_extent_macro(recvtype, extent);
+	block *= recvcount;
+	extent *= recvcount;
+	bytes = (size_t)block * (whole ? 1 : (size_t)c->size);
+	mpi_errno = begin(comm, c, bytes, &s, &to, errflag);
+	if (!mpi_errno && sendbuf == MPI_IN_PLACE && whole)
+		mpi_errno = MPIR_Typerep_pack((char *)recvbuf +
+						      extent * c->rank,
+					      recvcount, recvtype, 0, to,
+					      block, &done);
+	else if (!mpi_errno && sendbuf == MPI_IN_PLACE)
+		mpi_errno = MPIR_Typerep_pack(recvbuf, recvcount * c->size,
+					      recvtype, 0, to, bytes, &done);
+	else if (!mpi_errno)
+		mpi_errno = MPIR_Typerep_pack(sendbuf,
+					      sendcount *
+						      (whole ? 1 : c->size),
+					      sendtype, 0, to, bytes, &done);
+	mpi_errno = arrive(c, s, mpi_errno);
+	if (!mpi_errno)
+		mpi_errno = wait_all(comm, c, s, errflag);
+	for (int i = 0; i < c->size && !mpi_errno; i++) {
+		from = data_of(c, i, s, bytes);
+		if (!from)
+			return bad_line(c, i, errflag);
+		mpi_errno = MPIR_Typerep_unpack(from + (whole ? 0 : block *
+								  c->rank),
+						block,
+						(char *)recvbuf + extent * i,
+						recvcount, recvtype, 0, &done);
+	}
+	return mpi_errno;
+}
+
+int MPIDI_BIP_coll_allgather(const void *sendbuf, MPI_Aint sendcount,
+			     MPI_Datatype sendtype, void *recvbuf,
+			     MPI_Aint recvcount, MPI_Datatype recvtype,
+			     MPIR_Comm *comm, MPIR_Errflag_t *errflag)
+{
+	return exchange(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+			recvtype, true, comm, errflag);
+}
+
+int MPIDI_BIP_coll_alltoall(const void *sendbuf, MPI_Aint sendcount,
+			    MPI_Datatype sendtype, void *recvbuf,
+			    MPI_Aint recvcount, MPI_Datatype recvtype,
+			    MPIR_Comm *comm, MPIR_Errflag_t *errflag)
+{
+	return exchange(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+			recvtype, false, comm, errflag);
 }

@@ -65,6 +65,14 @@ int MPIDI_BIP_coll_allreduce(const void *sendbuf, void *recvbuf,
 int MPIDI_BIP_coll_reduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
 			  MPI_Datatype datatype, MPI_Op op, int root,
 			  MPIR_Comm *comm, MPIR_Errflag_t *errflag);
+int MPIDI_BIP_coll_allgather(const void *sendbuf, MPI_Aint sendcount,
+			     MPI_Datatype sendtype, void *recvbuf,
+			     MPI_Aint recvcount, MPI_Datatype recvtype,
+			     MPIR_Comm *comm, MPIR_Errflag_t *errflag);
+int MPIDI_BIP_coll_alltoall(const void *sendbuf, MPI_Aint sendcount,
+			    MPI_Datatype sendtype, void *recvbuf,
+			    MPI_Aint recvcount, MPI_Datatype recvtype,
+			    MPIR_Comm *comm, MPIR_Errflag_t *errflag);
 
 /* Put and get (bip_rma.c): by the origin alone where BIP reaches the
  * target's window, complete at return, else by MPIDIG's active messages;

@@ -29,11 +29,15 @@
 #define MPIDI_NM_mpi_bcast MPIDI_BIP_pt2pt_bcast
 #define MPIDI_NM_mpi_allreduce MPIDI_BIP_pt2pt_allreduce
 #define MPIDI_NM_mpi_reduce MPIDI_BIP_pt2pt_reduce
+#define MPIDI_NM_mpi_allgather MPIDI_BIP_pt2pt_allgather
+#define MPIDI_NM_mpi_alltoall MPIDI_BIP_pt2pt_alltoall
 #include "netmod_am_fallback_coll.h"
 #undef MPIDI_NM_mpi_barrier
 #undef MPIDI_NM_mpi_bcast
 #undef MPIDI_NM_mpi_allreduce
 #undef MPIDI_NM_mpi_reduce
+#undef MPIDI_NM_mpi_allgather
+#undef MPIDI_NM_mpi_alltoall
 #include "netmod_am_fallback_part.h"
 
 /* --- collectives within the host ------------------------------------- */
@@ -96,6 +100,46 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_reduce(const void *sendbuf,
 					     op, root, comm, errflag);
 	return MPIDI_BIP_pt2pt_reduce(sendbuf, recvbuf, count, datatype, op,
 				      root, comm, errflag);
+}
+
+/* Each rank's block, recvcount of recvtype: the same bytes on every rank
+ * (MPI_IN_PLACE leaves only the receive side). */
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_allgather(const void *sendbuf,
+						    MPI_Aint sendcount,
+						    MPI_Datatype sendtype,
+						    void *recvbuf,
+						    MPI_Aint recvcount,
+						    MPI_Datatype recvtype,
+						    MPIR_Comm *comm,
+						    MPIR_Errflag_t *errflag)
+{
+	if (MPIDI_BIP_coll_fits(comm, MPIDI_BIP_coll_bytes(recvcount,
+							   recvtype)))
+		return MPIDI_BIP_coll_allgather(sendbuf, sendcount, sendtype,
+						recvbuf, recvcount, recvtype,
+						comm, errflag);
+	return MPIDI_BIP_pt2pt_allgather(sendbuf, sendcount, sendtype, recvbuf,
+					 recvcount, recvtype, comm, errflag);
+}
+
+/* Here what a rank writes is a block for each rank. */
+MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_alltoall(const void *sendbuf,
+						   MPI_Aint sendcount,
+						   MPI_Datatype sendtype,
+						   void *recvbuf,
+						   MPI_Aint recvcount,
+						   MPI_Datatype recvtype,
+						   MPIR_Comm *comm,
+						   MPIR_Errflag_t *errflag)
+{
+	if (MPIDI_BIP_coll_fits(comm, MPIDI_BIP_coll_bytes(recvcount,
+							   recvtype) *
+					      comm->local_size))
+		return MPIDI_BIP_coll_alltoall(sendbuf, sendcount, sendtype,
+					       recvbuf, recvcount, recvtype,
+					       comm, errflag);
+	return MPIDI_BIP_pt2pt_alltoall(sendbuf, sendcount, sendtype, recvbuf,
+					recvcount, recvtype, comm, errflag);
 }
 
 /* --- native point-to-point -------------------------------------------- */

@@ -10,6 +10,8 @@
  *     every rank's floating-point sum must have the same bits;
  *   - bcast from every root, the receivers with a strided datatype of the
  *     same signature as the root's contiguous one;
+ *   - alltoall and allgather, the receivers with a strided datatype too,
+ *     and in place;
  *   - barrier: no rank leaves before the last one came (rank 0 comes late);
  *   - run-ahead: bcast roots and the ranks of a reduce run far ahead of a
  *     rank that sleeps (more than each ring's depth: lines and cells are
@@ -171,6 +173,61 @@ static void bcast_each_root(MPI_Comm comm, int it, int n)
 	free(b);
 }
 
+/* n ints per block: alltoall (rank r sends block d the values ival(r,
+ * it, d * n + i)) and allgather, each once in place; the receivers take
+ * the blocks every other int of a larger buffer (a vector). */
+static void exchanges(MPI_Comm comm, int it, int n)
+{
+	int crank, csize, *s, *r;
+	size_t per;
+	MPI_Datatype strided, resized;
+
+	MPI_Comm_rank(comm, &crank);
+	MPI_Comm_size(comm, &csize);
+	per = (size_t)n * (size_t)csize;
+	s = malloc(sizeof(int) * per * 3);
+	r = s + per;
+	MPI_Type_vector(n, 1, 2, MPI_INT, &strided);
+	MPI_Type_create_resized(strided, 0, (MPI_Aint)sizeof(int) * 2 * n,
+				&resized);
+	MPI_Type_commit(&resized);
+	for (size_t i = 0; i < per; i++)
+		s[i] = r[i] = ival(crank, it, (int)i);
+	memset(r, 0xff, sizeof(int) * per * 2);
+	MPI_Alltoall(s, n, MPI_INT, r, 1, resized, comm);
+	for (int p = 0; p < csize; p++)
+		for (int i = 0; i < n; i++)
+			CHECK(r[2 * (p * n + i)] == ival(p, it, crank * n + i) &&
+				      r[2 * (p * n + i) + 1] == -1,
+			      "alltoall of %d ints: from %d [%d] %d", n, p, i,
+			      r[2 * (p * n + i)]);
+	for (size_t i = 0; i < per; i++)
+		r[i] = ival(crank, it, (int)i);
+	MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, n, MPI_INT, comm);
+	for (int p = 0; p < csize; p++)
+		for (int i = 0; i < n; i++)
+			CHECK(r[p * n + i] == ival(p, it, crank * n + i),
+			      "alltoall in place of %d ints", n);
+	memset(r, 0xff, sizeof(int) * per * 2);
+	MPI_Allgather(s, n, MPI_INT, r, 1, resized, comm);
+	for (int p = 0; p < csize; p++)
+		for (int i = 0; i < n; i++)
+			CHECK(r[2 * (p * n + i)] == ival(p, it, i) &&
+				      r[2 * (p * n + i) + 1] == -1,
+			      "allgather of %d ints: from %d [%d] %d", n, p, i,
+			      r[2 * (p * n + i)]);
+	for (int i = 0; i < n; i++)
+		r[crank * n + i] = ival(crank, it, i) + 1;
+	MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, n, MPI_INT, comm);
+	for (int p = 0; p < csize; p++)
+		for (int i = 0; i < n; i++)
+			CHECK(r[p * n + i] == ival(p, it, i) + 1,
+			      "allgather in place of %d ints", n);
+	MPI_Type_free(&resized);
+	MPI_Type_free(&strided);
+	free(s);
+}
+
 /* Rank 0 comes 200 ms late: nobody may leave before. */
 static void barrier_waits(MPI_Comm comm)
 {
@@ -241,6 +298,7 @@ static void all(MPI_Comm comm, int iters)
 			allreduce_ints(comm, it, sizes[k], (int)(it + k) % 2);
 			bcast_each_root(comm, it, sizes[k]);
 			reduce_each_root(comm, it, sizes[k] / 2 + 1);
+			exchanges(comm, it, sizes[k] / 4 + 1);
 		}
 		allreduce_doubles(comm, it, 3);
 		allreduce_doubles(comm, it, 100);
