@@ -173,7 +173,8 @@ static const char *data_of(const struct MPIDI_BIP_coll *c, int rank,
 
 	if (bytes <= LINE_DATA)
 		return line + LINE_HDR;
-	memcpy(&at, line + LINE_HDR, sizeof(at));
+	at = __atomic_load_n((const uint64_t *)(line + LINE_HDR),
+			     __ATOMIC_RELAXED);
 	if (at > c->ring - bytes)
 		return NULL;
 	return c->rings + (size_t)rank * c->stride + at;
@@ -191,7 +192,8 @@ static int coll_failed(struct MPIDI_BIP_coll *c, int rank,
 		       MPIR_Errflag_t *errflag)
 {
 	c->failed = true;
-	*errflag = MPIR_ERR_OTHER;
+	if (*errflag == MPIR_ERR_NONE)
+		*errflag = MPIR_ERR_OTHER;
 	return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
 				    __func__, __LINE__, MPI_ERR_OTHER,
 				    "**bipcoll", "**bipcoll %d", rank);
@@ -211,13 +213,18 @@ static int wait_for(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, int rank,
 			continue;
 		polls = 0;
 		mpi_errno = MPID_Progress_test(NULL);
-		if (mpi_errno)
+		if (mpi_errno) {
+			c->failed = true;
 			return mpi_errno;
+		}
 		/* Other threads may owe what rank waits for: let them in, as
 		 * MPICH's own waits do. */
 		if (MPIR_ThreadInfo.isThreaded)
 			MPIDI_PROGRESS_YIELD();
-		if (MPIDI_BIP_global.peers[node].failed) {
+		/* Gone, unless it arrived just before: a rank that arrived
+		 * at the last collective may finalize and leave at once. */
+		if (MPIDI_BIP_global.peers[node].failed &&
+		    __atomic_load_n(seq, __ATOMIC_ACQUIRE) < s) {
 			c->failed = true;
 			*errflag = MPIR_ERR_PROC_FAILED;
 			return MPIDI_BIP_proc_failed(node);
@@ -321,7 +328,8 @@ static int begin(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, size_t bytes,
 			       &at, errflag);
 	if (mpi_errno)
 		return mpi_errno;
-	memcpy(line + LINE_HDR, &(uint64_t){ at }, sizeof(uint64_t));
+	__atomic_store_n((uint64_t *)(line + LINE_HDR), (uint64_t)at,
+			 __ATOMIC_RELAXED);
 	*data_p = c->rings + (size_t)c->rank * c->stride + at;
 	return MPI_SUCCESS;
 }
@@ -336,42 +344,53 @@ static bool all_local(MPIR_Comm *comm)
 	return true;
 }
 
-/* What rank 0 tells the others. */
+/* What rank 0 tells the others: its memory, and its CVARs, which every
+ * rank must share (a rank that differs turns the memory off for all,
+ * where it can tell). */
 struct coll_card {
 	uint64_t key, off; /* key 0: no shared memory */
 	uint64_t len;
+	int64_t max, ranks;
 };
 
 static void coll_end(struct MPIDI_BIP_coll *c)
 {
 	bip_ep_t *ep = MPIDI_BIP_global.ep;
 
+	MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
 	if (ep && c->base) {
 		if (c->rank == 0)
 			(void)bip_mem_free(ep, c->base);
 		else
 			(void)bip_mem_unmap(ep, c->base);
 	}
+	MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
 	MPL_free(c);
 }
 
 /* Collective over comm: its memory, or comm->dev.ch4.netmod.bip.coll_off set
- * on every rank when any of them cannot have it. */
+ * on every rank when any of them cannot have it. What decides without a
+ * word is the same on every rank (kind, size, hosts); the rest is agreed.
+ * A failure of the agreement's own messages (a dead rank) may leave ranks
+ * on both sides, as it leaves point-to-point collectives broken. */
 static int coll_setup(MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 {
 	bip_ep_t *ep = MPIDI_BIP_global.ep;
 	struct MPIDI_BIP_coll *c;
-	struct coll_card card = { 0 };
+	struct coll_card card = {
+		.max = MPIDI_BIP_coll_max,
+		.ranks = MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS,
+	};
 	int ok, mpi_errno;
 
 	if (comm->comm_kind != MPIR_COMM_KIND__INTRACOMM ||
-	    comm->local_size < 2 ||
-	    comm->local_size > MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS ||
-	    !all_local(comm)) {
+	    comm->local_size < 2 || !all_local(comm)) {
 		comm->dev.ch4.netmod.bip.coll_off = true;
 		return MPI_SUCCESS;
 	}
-	c = MPL_calloc(1, sizeof(*c), MPL_MEM_COLL);
+	c = comm->local_size > MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS
+		    ? NULL
+		    : MPL_calloc(1, sizeof(*c), MPL_MEM_COLL);
 	ok = c != NULL;
 	if (c) {
 		c->size = comm->local_size;
@@ -391,8 +410,9 @@ static int coll_setup(MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 	if (mpi_errno)
 		goto fn_fail;
 	if (comm->rank != 0 && c) {
-		/* Rank 0's geometry must be ours: the CVAR may differ. */
-		ok = card.key && card.len == c->len;
+		ok = card.key && card.len == c->len &&
+		     card.max == MPIDI_BIP_coll_max &&
+		     card.ranks == MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS;
 		MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
 		if (ok && bip_mem_map(ep, MPIDI_BIP_node_of(comm, 0), card.key,
 				      card.off, card.len, (void **)&c->base))
@@ -444,7 +464,8 @@ static int bad_line(struct MPIDI_BIP_coll *c, int rank,
 		    MPIR_Errflag_t *errflag)
 {
 	c->failed = true;
-	*errflag = MPIR_ERR_OTHER;
+	if (*errflag == MPIR_ERR_NONE)
+		*errflag = MPIR_ERR_OTHER;
 	return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
 				    __func__, __LINE__, MPI_ERR_OTHER,
 				    "**bipcollbad", "**bipcollbad %d", rank);

@@ -5,7 +5,7 @@
  *
  *   - allreduce and reduce of ints, doubles and MPI_2INT (MINLOC) with
  *     several ops, at sizes on both sides of each layout's edge (56 bytes
- *     in a line, 512 in a small cell, then a large one, then 4096:
+ *     in a line, then a chunk of the data ring, then past 4096:
  *     point-to-point), MPI_IN_PLACE too;
  *     every rank's floating-point sum must have the same bits;
  *   - bcast from every root, the receivers with a strided datatype of the
@@ -14,16 +14,19 @@
  *     and in place;
  *   - barrier: no rank leaves before the last one came (rank 0 comes late);
  *   - run-ahead: bcast roots and the ranks of a reduce run far ahead of a
- *     rank that sleeps (more than each ring's depth: lines and cells are
- *     reused);
+ *     rank that sleeps (more than each ring holds: lines and chunks are
+ *     reused, chunks of several sizes wrap);
  *   - the same on a split communicator with the ranks in reverse order,
  *     on a dup, and with point-to-point traffic interleaved.
  *
- *   test_node_coll [ITERS [threads]]
+ *   test_node_coll [ITERS [threads|exit]]
  *
  * With "threads": MPI_THREAD_MULTIPLE, and THREADS threads per rank at
  * once, each with allreduces and bcasts on a communicator of its own, one
- * of them sleeping now and then (the others' waits must let it in).
+ * of them sleeping now and then (the others' waits must let it in). With
+ * "exit": ITERS allreduces, then MPI_Finalize at once (a rank that saw
+ * all arrive leaves while the others may still be looking: they must not
+ * take it for dead).
  * Prints "test_node_coll: passed" on rank 0.
  */
 #include <mpi.h>
@@ -289,8 +292,8 @@ static void ring(MPI_Comm comm, int it)
 
 static void all(MPI_Comm comm, int iters)
 {
-	/* Ints: in a line (14), a small cell (15, 128), a large one (129,
-	 * 1024), then point-to-point (1025). */
+	/* Ints: in a line (14), a chunk (15 .. 1024), then point-to-point
+	 * (1025). */
 	static const int sizes[] = { 1, 14, 15, 128, 129, 1024, 1025 };
 
 	for (int it = 0; it < iters; it++) {
@@ -369,6 +372,14 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (argc > 2 && !strcmp(argv[2], "exit")) {
+		for (int it = 0; it < iters; it++)
+			allreduce_ints(MPI_COMM_WORLD, it, 1, 0);
+		if (rank == 0)
+			printf("test_node_coll: passed\n");
+		MPI_Finalize();
+		return 0;
+	}
 	all(MPI_COMM_WORLD, iters);
 	MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
 	all(rev, iters);
