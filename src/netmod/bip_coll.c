@@ -459,6 +459,40 @@ void MPIDI_BIP_coll_free(MPIR_Comm *comm)
 
 /* --- the collectives -------------------------------------------------- */
 
+/* count of datatype at buf packed into to (bytes), or unpacked from from:
+ * contiguous data by one bip_copy (the C library's copy has a slow case
+ * at some distances between buffers, which chunks at any offset meet:
+ * bip_copy.h), the rest by the datatype engine. */
+static int pack(const void *buf, MPI_Aint count, MPI_Datatype datatype,
+		char *to, MPI_Aint bytes)
+{
+	MPIR_Datatype *dt_ptr;
+	MPI_Aint size, true_lb, done;
+	int contig;
+
+	MPIDI_Datatype_get_info(count, datatype, contig, size, dt_ptr, true_lb);
+	if (!contig)
+		return MPIR_Typerep_pack(buf, count, datatype, 0, to, bytes,
+					 &done);
+	bip_copy(to, MPIR_get_contig_ptr(buf, true_lb), (size_t)bytes);
+	return MPI_SUCCESS;
+}
+
+static int unpack(const char *from, MPI_Aint bytes, void *buf,
+		  MPI_Aint count, MPI_Datatype datatype)
+{
+	MPIR_Datatype *dt_ptr;
+	MPI_Aint size, true_lb, done;
+	int contig;
+
+	MPIDI_Datatype_get_info(count, datatype, contig, size, dt_ptr, true_lb);
+	if (!contig)
+		return MPIR_Typerep_unpack(from, bytes, buf, count, datatype, 0,
+					   &done);
+	bip_copy(MPIR_get_contig_ptr(buf, true_lb), from, (size_t)bytes);
+	return MPI_SUCCESS;
+}
+
 /* A malformed offset in rank's line (data_of). */
 static int bad_line(struct MPIDI_BIP_coll *c, int rank,
 		    MPIR_Errflag_t *errflag)
@@ -484,7 +518,7 @@ static int reduce_all(struct MPIDI_BIP_coll *c, uint64_t s, void *buf,
 		if (!part)
 			mpi_errno = bad_line(c, i, errflag);
 		else if (i == 0)
-			memcpy(buf, part, bytes);
+			bip_copy(buf, part, bytes);
 		else
 			mpi_errno = MPIR_Reduce_local(part, buf, count,
 						      datatype, op);
@@ -517,7 +551,7 @@ int MPIDI_BIP_coll_bcast(void *buf, MPI_Aint count, MPI_Datatype datatype,
 			 int root, MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 {
 	struct MPIDI_BIP_coll *c;
-	MPI_Aint bytes, done;
+	MPI_Aint bytes;
 	const char *from;
 	char *to;
 	uint64_t s;
@@ -533,8 +567,7 @@ int MPIDI_BIP_coll_bcast(void *buf, MPI_Aint count, MPI_Datatype datatype,
 	if (comm->rank == root) {
 		mpi_errno = begin(comm, c, (size_t)bytes, &s, &to, errflag);
 		if (!mpi_errno)
-			mpi_errno = MPIR_Typerep_pack(buf, count, datatype, 0,
-						      to, bytes, &done);
+			mpi_errno = pack(buf, count, datatype, to, bytes);
 		return arrive(c, s, mpi_errno);
 	}
 	s = ++c->seq;
@@ -545,8 +578,7 @@ int MPIDI_BIP_coll_bcast(void *buf, MPI_Aint count, MPI_Datatype datatype,
 	from = data_of(c, root, s, (size_t)bytes);
 	if (!from)
 		return bad_line(c, root, errflag);
-	return MPIR_Typerep_unpack(from, bytes, buf, count, datatype, 0,
-				   &done);
+	return unpack(from, bytes, buf, count, datatype);
 }
 
 /* Our part of s, from sendbuf (or buf: MPI_IN_PLACE), arrived. */
@@ -558,7 +590,7 @@ static int contribute(MPIR_Comm *comm, struct MPIDI_BIP_coll *c,
 	int mpi_errno = begin(comm, c, bytes, s_p, &to, errflag);
 
 	if (!mpi_errno)
-		memcpy(to, sendbuf == MPI_IN_PLACE ? buf : sendbuf, bytes);
+		bip_copy(to, sendbuf == MPI_IN_PLACE ? buf : sendbuf, bytes);
 	return arrive(c, *s_p, mpi_errno);
 }
 
@@ -620,7 +652,7 @@ static int exchange(const void *sendbuf, MPI_Aint sendcount,
 		    MPIR_Errflag_t *errflag)
 {
 	struct MPIDI_BIP_coll *c;
-	MPI_Aint block, extent, done;
+	MPI_Aint block, extent;
 	size_t bytes;
 	const char *from;
 	char *to;
@@ -642,18 +674,14 @@ static int exchange(const void *sendbuf, MPI_Aint sendcount,
 	bytes = (size_t)block * (whole ? 1 : (size_t)c->size);
 	mpi_errno = begin(comm, c, bytes, &s, &to, errflag);
 	if (!mpi_errno && sendbuf == MPI_IN_PLACE && whole)
-		mpi_errno = MPIR_Typerep_pack((char *)recvbuf +
-						      extent * c->rank,
-					      recvcount, recvtype, 0, to,
-					      block, &done);
+		mpi_errno = pack((char *)recvbuf + extent * c->rank, recvcount,
+				 recvtype, to, block);
 	else if (!mpi_errno && sendbuf == MPI_IN_PLACE)
-		mpi_errno = MPIR_Typerep_pack(recvbuf, recvcount * c->size,
-					      recvtype, 0, to, bytes, &done);
+		mpi_errno = pack(recvbuf, recvcount * c->size, recvtype, to,
+				 (MPI_Aint)bytes);
 	else if (!mpi_errno)
-		mpi_errno = MPIR_Typerep_pack(sendbuf,
-					      sendcount *
-						      (whole ? 1 : c->size),
-					      sendtype, 0, to, bytes, &done);
+		mpi_errno = pack(sendbuf, sendcount * (whole ? 1 : c->size),
+				 sendtype, to, (MPI_Aint)bytes);
 	mpi_errno = arrive(c, s, mpi_errno);
 	if (!mpi_errno)
 		mpi_errno = wait_all(comm, c, s, errflag);
@@ -661,11 +689,9 @@ static int exchange(const void *sendbuf, MPI_Aint sendcount,
 		from = data_of(c, i, s, bytes);
 		if (!from)
 			return bad_line(c, i, errflag);
-		mpi_errno = MPIR_Typerep_unpack(from + (whole ? 0 : block *
-								  c->rank),
-						block,
-						(char *)recvbuf + extent * i,
-						recvcount, recvtype, 0, &done);
+		mpi_errno = unpack(from + (whole ? 0 : block * c->rank), block,
+				   (char *)recvbuf + extent * i, recvcount,
+				   recvtype);
 	}
 	return mpi_errno;
 }
