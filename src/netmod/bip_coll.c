@@ -13,10 +13,10 @@
  * The memory is BIP's (bip_mem_alloc by the communicator's rank 0, mapped
  * by the others with bip_mem_map), set up at the communicator's first
  * small collective and ended with it. Each rank owns a ring of LINES
- * cache lines, a sequence word and 56 bytes of data each, and a data ring
- * for more, taken in chunks in turn. Collective s (1, 2, ...) uses line
- * s % LINES and, for more than 56 bytes, the next chunk, whose offset the
- * line holds. The rules:
+ * lines (of SLOT bytes), a sequence word and 120 bytes of data each, and
+ * a data ring for more, taken in chunks in turn. Collective s (1, 2, ...)
+ * uses line s % LINES and, for more than 120 bytes, the next chunk, whose
+ * offset the line holds. The rules:
  *
  *   arrive:  a rank's arrival at s is the store of s into its line for s,
  *            after its data for s, if any, is there (release). It arrives
@@ -95,8 +95,12 @@ cvars:
 */
 
 #define LINE 64
+/* A rank's line is two cache lines: 120 bytes of data in place, whose
+ * second line a reader can fetch at once (a chunk's address it learns
+ * only from the first): 64 B allreduce of 2 ranks 0.32 -> 0.21 us. */
+#define SLOT (2 * LINE)
 #define LINE_HDR 8 /* the sequence word, before the data */
-#define LINE_DATA (LINE - LINE_HDR)
+#define LINE_DATA (SLOT - LINE_HDR)
 #define LINES 128
 /* Each rank's data ring: at least this, and room for 4 of the largest
  * (so that a chunk that wraps to the start never reaches the newest). */
@@ -148,13 +152,13 @@ static void coll_shape(struct MPIDI_BIP_coll *c, size_t max)
 {
 	c->ring = MPL_MAX(RING_MIN, 4 * MPL_ROUND_UP_ALIGN(max, LINE));
 	c->stride = c->ring + LINE;
-	c->rings_off = (size_t)LINES * LINE * (size_t)c->size + RINGS_SKEW;
+	c->rings_off = (size_t)LINES * SLOT * (size_t)c->size + RINGS_SKEW;
 	c->len = c->rings_off + c->stride * (size_t)c->size;
 }
 
 static char *line_of(const struct MPIDI_BIP_coll *c, int rank, uint64_t s)
 {
-	return c->base + ((size_t)rank * LINES + s % LINES) * LINE;
+	return c->base + ((size_t)rank * LINES + s % LINES) * SLOT;
 }
 
 static uint64_t *seq_of(const struct MPIDI_BIP_coll *c, int rank, uint64_t s)

@@ -4,8 +4,8 @@
  * node_coll.sh:
  *
  *   - allreduce and reduce of ints, doubles and MPI_2INT (MINLOC) with
- *     several ops, at sizes on both sides of each layout's edge (56 bytes
- *     in a line, then a chunk of the data ring, then past 4096:
+ *     several ops, at sizes on both sides of each layout's edge (120
+ *     bytes in a line, then a chunk of the data ring, then past 4096:
  *     point-to-point), MPI_IN_PLACE too;
  *     every rank's floating-point sum must have the same bits;
  *   - bcast from every root, the receivers with a strided datatype of the
@@ -292,9 +292,9 @@ static void ring(MPI_Comm comm, int it)
 
 static void all(MPI_Comm comm, int iters)
 {
-	/* Ints: in a line (14), a chunk (15 .. 1024), then point-to-point
+	/* Ints: in a line (30), a chunk (31 .. 1024), then point-to-point
 	 * (1025). */
-	static const int sizes[] = { 1, 14, 15, 128, 129, 1024, 1025 };
+	static const int sizes[] = { 1, 30, 31, 128, 129, 1024, 1025 };
 
 	for (int it = 0; it < iters; it++) {
 		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
