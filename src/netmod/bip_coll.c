@@ -11,12 +11,12 @@
  * shared-memory collectives.
  *
  * The memory is BIP's (bip_mem_alloc by the communicator's rank 0, mapped
- * by the others with bip_mem_map), set up at the communicator's first
- * small collective and ended with it. Each rank owns a ring of LINES
- * lines (of SLOT bytes), a sequence word and 120 bytes of data each, and
- * a data ring for more, taken in chunks in turn. Collective s (1, 2, ...)
- * uses line s % LINES and, for more than 120 bytes, the next chunk, whose
- * offset the line holds. The rules:
+ * by the others with bip_mem_map), set up at the communicator's small
+ * collective after COLL_LAZY and ended with it. Each rank owns a ring of
+ * LINES lines (of SLOT bytes), a sequence word and 120 bytes of data
+ * each, and a data ring for more, taken in chunks in turn. Collective s
+ * (1, 2, ...) uses line s % LINES and, for more than 120 bytes, the next
+ * chunk, whose offset the line holds. The rules:
  *
  *   arrive:  a rank's arrival at s is the store of s into its line for s,
  *            after its data for s, if any, is there (release). It arrives
@@ -75,7 +75,7 @@ cvars:
         Barrier, bcast, reduce, allreduce, allgather and alltoall of a
         communicator within one host, up to this many bytes a rank writes
         (alltoall: all its blocks), go through flags and data in memory
-        its ranks share (set up at its first such collective); larger ones
+        its ranks share (set up at its ninth such collective); larger ones
         by MPICH's algorithms over point-to-point. -1 turns them all off;
         at most 1048576. Must be the same on every rank.
 
@@ -439,14 +439,23 @@ fn_fail:
 	return mpi_errno;
 }
 
-/* comm's memory, set up now if this is its first small collective; NULL
- * when it has none (the caller goes by point-to-point). */
+/* A communicator's first small collectives go by point-to-point: setting
+ * its memory up costs 45-100 us (two collectives, a mapping), which a
+ * communicator made for one or two calls would not earn back (dup,
+ * allreduce, free on 2 ranks: 6-23 us by messages, 51-112 with the set-up
+ * at once). The count is the same on every rank, as each call's choice. */
+#define COLL_LAZY 8
+
+/* comm's memory, set up now if this is its small collective after
+ * COLL_LAZY; NULL when it has none (yet): the caller goes by
+ * point-to-point. */
 static int coll_get(MPIR_Comm *comm, struct MPIDI_BIP_coll **c_p,
 		    MPIR_Errflag_t *errflag)
 {
+	MPIDI_BIP_comm_t *bc = &comm->dev.ch4.netmod.bip;
 	int mpi_errno = MPI_SUCCESS;
 
-	if (!comm->dev.ch4.netmod.bip.coll && !comm->dev.ch4.netmod.bip.coll_off)
+	if (!bc->coll && !bc->coll_off && bc->coll_calls++ >= COLL_LAZY)
 		mpi_errno = coll_setup(comm, errflag);
 	*c_p = comm->dev.ch4.netmod.bip.coll;
 	if (*c_p)

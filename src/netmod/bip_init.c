@@ -560,6 +560,7 @@ int MPIDI_BIP_dynamic_recv(int tag, void *buf, int size, int timeout)
 int MPIDI_BIP_mpi_comm_commit_pre_hook(MPIR_Comm *comm)
 {
 	comm->dev.ch4.netmod.bip.coll = NULL;
+	comm->dev.ch4.netmod.bip.coll_calls = 0;
 	comm->dev.ch4.netmod.bip.coll_off = false;
 	return MPI_SUCCESS;
 }

@@ -58,9 +58,11 @@ typedef struct {
 } MPIDI_BIP_addr_t;
 
 /* A communicator: the shared memory of its small collectives within the
- * host (bip_coll.c), set up at the first; coll_off when it has none. */
+ * host (bip_coll.c), set up after the first few (coll_calls counts them);
+ * coll_off when it has none. */
 typedef struct {
 	struct MPIDI_BIP_coll *coll;
+	unsigned coll_calls;
 	bool coll_off;
 } MPIDI_BIP_comm_t;
 

@@ -28,11 +28,19 @@ expect "test_node_coll: passed" "test_node_coll with threads"
 for n in 2 4; do
 	i=0
 	while [ $i -lt 10 ]; do
-		mpirun $n "$W/test_node_coll" 3 exit >/dev/null
+		mpirun $n "$W/test_node_coll" 20 exit >/dev/null
 		expect "test_node_coll: passed" "allreduce, then MPI_Finalize at once, $n ranks"
 		i=$((i + 1))
 	done
 done
+
+# A communicator's first 8 small collectives go by messages (exit: 2
+# allreduces an iteration), the next set the memory up.
+MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_node_coll" 4 exit
+counted 2 no "collectives in shared memory"
+MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_node_coll" 5 exit
+[ "$(counter "collectives in shared memory" | sort -u)" = 2 ] ||
+	{ echo "FAILED: not the 9th and 10th collectives in shared memory"; exit 1; }
 
 # Off: MPICH's algorithms (2 ranks: a sum of two doubles has one order).
 MPIR_CVAR_CH4_BIP_NODE_COLL_MAX=-1 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \

@@ -24,7 +24,7 @@
  * With "threads": MPI_THREAD_MULTIPLE, and THREADS threads per rank at
  * once, each with allreduces and bcasts on a communicator of its own, one
  * of them sleeping now and then (the others' waits must let it in). With
- * "exit": ITERS allreduces, then MPI_Finalize at once (a rank that saw
+ * "exit": 2 ITERS allreduces, then MPI_Finalize at once (a rank that saw
  * all arrive leaves while the others may still be looking: they must not
  * take it for dead).
  * Prints "test_node_coll: passed" on rank 0.
