@@ -59,12 +59,17 @@ MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 BIP_LONG_TAGS=4 \
 	mpirun 3 "$W/test_pt2pt" 3000
 passed 3 "with tiny thresholds"
 for c in short three-way rendezvous synchronous fragments credits-only \
-	unexpected held "fetched after the hold" \
+	unexpected held \
 	"temporary buffers" reused "send FIFO max" lent \
 	"receive FIFO max" "active messages inline" announced \
 	"small messages read in place"; do
 	positive "$c"
 done
+# In held_test's ring of blocked sends some rank must fetch a held message
+# once its hold is over, or none would complete; which ranks do depends on
+# when each came (a rank whose left neighbour came a hold later matches
+# in time), so not necessarily every one.
+some "fetched after the hold"
 echo "$out" | grep -q "(N=2)" || { echo "FAILED: N is not 2"; exit 1; }
 e=$(counter eager)
 [ -n "$e" ] && [ "$(echo "$e" | grep -cvx 0)" = 0 ] ||
