@@ -6,31 +6,31 @@
  *
  * Over point-to-point an 8-byte allreduce of 2 ranks is two messages and
  * about 3000 instructions a rank; here each rank writes its part and a
- * sequence number into a line of its own and reads the other ranks' lines:
- * one cache line crosses per rank, as in Open MPI's and MPICH's own
- * shared-memory collectives.
+ * sequence number into a slot of its own and reads the other ranks' slots:
+ * what crosses between cores is the slot, as in Open MPI's and MPICH's
+ * own shared-memory collectives.
  *
  * The memory is BIP's (bip_mem_alloc by the communicator's rank 0, mapped
  * by the others with bip_mem_map), set up at the communicator's small
  * collective after COLL_LAZY and ended with it. Each rank owns a ring of
- * LINES lines (of SLOT bytes), a sequence word and 120 bytes of data
- * each, and a data ring for more, taken in chunks in turn. Collective s
- * (1, 2, ...) uses line s % LINES and, for more than 120 bytes, the next
- * chunk, whose offset the line holds. The rules:
+ * SLOTS slots (two cache lines each), a sequence word and 120 bytes of
+ * data each, and a data ring for more, taken in chunks in turn.
+ * Collective s (1, 2, ...) uses slot s % SLOTS and, for more than 120
+ * bytes, the next chunk, whose offset the slot holds. The rules:
  *
- *   arrive:  a rank's arrival at s is the store of s into its line for s,
+ *   arrive:  a rank's arrival at s is the store of s into its slot for s,
  *            after its data for s, if any, is there (release). It arrives
  *            only once it finished reading everything of s - 1.
- *   reuse:   a rank writes a line or a chunk for s only once every rank
+ *   reuse:   a rank writes a slot or a chunk for s only once every rank
  *            arrived past the collective t that used it last (at t + 1):
- *            all are then done with t. For a line t = s - LINES; chunks go
+ *            all are then done with t. For a slot t = s - SLOTS; chunks go
  *            round the ring, so one overwrites the oldest ones. A rank
  *            that only arrives overwrites no data, and sequence numbers
  *            only grow.
  *   read:    a rank reads another's data of s once it saw that rank's
  *            arrival at s (acquire).
  *
- * So a bcast root or the ranks of a reduce run up to LINES - 1 small
+ * So a bcast root or the ranks of a reduce run up to SLOTS - 1 small
  * collectives ahead of the slowest rank (fewer when their data fills the
  * ring first), as eager messages would: with more ranks than cores the
  * slowest is often not running.
@@ -48,7 +48,7 @@
  * datatype of a reduction, which must be predefined), and from the CVARs,
  * which must be the same on every rank as MPICH's algorithm CVARs must.
  *
- * The other ranks' lines are not trusted further than MPI trusts a peer:
+ * The other ranks' slots are not trusted further than MPI trusts a peer:
  * the offset of a chunk is copied, then checked against the ring, before
  * it is used; nothing else read there is used as a size, an index or an
  * address. A waiting rank drives MPICH's progress (a rank that is not here
@@ -88,20 +88,20 @@ cvars:
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         Largest communicator whose small collectives go through shared
-        memory (every rank reads every other's line); 0 or 1 turns them
+        memory (every rank reads every other's slot); 0 or 1 turns them
         off. Must be the same on every rank.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
-#define LINE 64
-/* A rank's line is two cache lines: 120 bytes of data in place, whose
- * second line a reader can fetch at once (a chunk's address it learns
- * only from the first): 64 B allreduce of 2 ranks 0.32 -> 0.21 us. */
-#define SLOT (2 * LINE)
-#define LINE_HDR 8 /* the sequence word, before the data */
-#define LINE_DATA (SLOT - LINE_HDR)
-#define LINES 128
+#define CACHELINE 64
+/* A slot is two cache lines: 120 bytes of data in place, whose second
+ * line a reader can fetch at once (a chunk's address it learns only from
+ * the first): 64 B allreduce of 2 ranks 0.32 -> 0.21 us with one line. */
+#define SLOT (2 * CACHELINE)
+#define SLOT_HDR 8 /* the sequence word, before the data */
+#define SLOT_DATA (SLOT - SLOT_HDR)
+#define SLOTS 128
 /* Each rank's data ring: at least this, and room for 4 of the largest
  * (so that a chunk that wraps to the start never reaches the newest). */
 #define RING_MIN (16u << 10)
@@ -116,19 +116,20 @@ struct coll_chunk {
 
 struct MPIDI_BIP_coll {
 	char *base;     /* rank 0's memory, mapped here (or its own): every
-			 * rank's lines, then every rank's data ring */
+			 * rank's slots, then every rank's data ring */
 	size_t len;
 	size_t rings_off;
 	char *rings;
 	size_t ring;    /* bytes of a data ring */
-	size_t stride;  /* from a rank's ring to the next: a line more */
+	size_t stride;  /* from a rank's ring to the next: a cache line
+			 * more */
 	int size, rank;
 	uint64_t seq;   /* our last collective */
 	uint64_t all;   /* the last one every rank is known to have reached */
 	bool failed;    /* one failed here or at another rank: all fail */
-	/* Our chunks, oldest first: a circular FIFO of LINES. */
+	/* Our chunks, oldest first: a circular FIFO of SLOTS. */
 	size_t head;    /* where our next chunk goes */
-	struct coll_chunk chunks[LINES];
+	struct coll_chunk chunks[SLOTS];
 	unsigned first, nchunks;
 };
 
@@ -139,7 +140,7 @@ void MPIDI_BIP_coll_init(void)
 				     : MPIR_CVAR_CH4_BIP_NODE_COLL_MAX;
 }
 
-/* The rings start half a page past the lines, and each is a line longer
+/* The rings start half a page past the slots, and each is a line longer
  * than its data: a copy between buffers at the same offset in their pages
  * (malloc gives large ones at 16 bytes in) stalls on every load in the
  * core's 4 KiB store-to-load check, and so would one between two ranks'
@@ -150,34 +151,34 @@ void MPIDI_BIP_coll_init(void)
  * the CVAR and the size). */
 static void coll_shape(struct MPIDI_BIP_coll *c, size_t max)
 {
-	c->ring = MPL_MAX(RING_MIN, 4 * MPL_ROUND_UP_ALIGN(max, LINE));
-	c->stride = c->ring + LINE;
-	c->rings_off = (size_t)LINES * SLOT * (size_t)c->size + RINGS_SKEW;
+	c->ring = MPL_MAX(RING_MIN, 4 * MPL_ROUND_UP_ALIGN(max, CACHELINE));
+	c->stride = c->ring + CACHELINE;
+	c->rings_off = (size_t)SLOTS * SLOT * (size_t)c->size + RINGS_SKEW;
 	c->len = c->rings_off + c->stride * (size_t)c->size;
 }
 
-static char *line_of(const struct MPIDI_BIP_coll *c, int rank, uint64_t s)
+static char *slot_of(const struct MPIDI_BIP_coll *c, int rank, uint64_t s)
 {
-	return c->base + ((size_t)rank * LINES + s % LINES) * SLOT;
+	return c->base + ((size_t)rank * SLOTS + s % SLOTS) * SLOT;
 }
 
 static uint64_t *seq_of(const struct MPIDI_BIP_coll *c, int rank, uint64_t s)
 {
-	return (uint64_t *)line_of(c, rank, s);
+	return (uint64_t *)slot_of(c, rank, s);
 }
 
 /* Where rank's data of s lies, bytes long, once rank arrived at s: in its
- * line, or at the offset its line gives into its ring (copied, then
+ * slot, or at the offset its slot gives into its ring (copied, then
  * checked: the peer may still write it). NULL: a malformed offset. */
 static const char *data_of(const struct MPIDI_BIP_coll *c, int rank,
 			   uint64_t s, size_t bytes)
 {
-	const char *line = line_of(c, rank, s);
+	const char *slot = slot_of(c, rank, s);
 	uint64_t at;
 
-	if (bytes <= LINE_DATA)
-		return line + LINE_HDR;
-	at = __atomic_load_n((const uint64_t *)(line + LINE_HDR),
+	if (bytes <= SLOT_DATA)
+		return slot + SLOT_HDR;
+	at = __atomic_load_n((const uint64_t *)(slot + SLOT_HDR),
 			     __ATOMIC_RELAXED);
 	if (at > c->ring - bytes)
 		return NULL;
@@ -192,54 +193,77 @@ static const char *data_of(const struct MPIDI_BIP_coll *c, int rank,
  * for it, fail too instead of waiting for ever, and so on. */
 #define FAILED (1ull << 63)
 
-static int coll_failed(struct MPIDI_BIP_coll *c, int rank,
-		       MPIR_Errflag_t *errflag)
+/* The communicator's collectives fail from now on, this one with err
+ * (kept in errflag unless it holds one already). */
+static int coll_fail(struct MPIDI_BIP_coll *c, int err, MPIR_Errflag_t kind,
+		     MPIR_Errflag_t *errflag)
 {
 	c->failed = true;
 	if (*errflag == MPIR_ERR_NONE)
-		*errflag = MPIR_ERR_OTHER;
-	return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
-				    __func__, __LINE__, MPI_ERR_OTHER,
-				    "**bipcoll", "**bipcoll %d", rank);
+		*errflag = kind;
+	return err;
 }
 
-/* Until rank arrived at s. */
+/* What rank did to the communicator: failed a collective (marked), or
+ * wrote a malformed chunk offset (data_of). */
+static int rank_failed(struct MPIDI_BIP_coll *c, int rank, bool malformed,
+		       MPIR_Errflag_t *errflag)
+{
+	int err = malformed ? MPIR_Err_create_code(MPI_SUCCESS,
+						   MPIR_ERR_RECOVERABLE,
+						   __func__, __LINE__,
+						   MPI_ERR_OTHER,
+						   "**bipcollbad",
+						   "**bipcollbad %d", rank)
+			    : MPIR_Err_create_code(MPI_SUCCESS,
+						   MPIR_ERR_RECOVERABLE,
+						   __func__, __LINE__,
+						   MPI_ERR_OTHER, "**bipcoll",
+						   "**bipcoll %d", rank);
+
+	return coll_fail(c, err, MPIR_ERR_OTHER, errflag);
+}
+
+/* Until rank arrived at s; *seen: the collective it is known to have
+ * reached (s or later). */
 static int wait_for(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, int rank,
-		    uint64_t s, MPIR_Errflag_t *errflag)
+		    uint64_t s, uint64_t *seen, MPIR_Errflag_t *errflag)
 {
 	const uint64_t *seq = seq_of(c, rank, s);
-	int node = MPIDI_BIP_node_of(comm, rank), mpi_errno;
 	unsigned polls = 0;
 	uint64_t v;
+	int node, mpi_errno;
 
 	while ((v = __atomic_load_n(seq, __ATOMIC_ACQUIRE)) < s) {
 		if (++polls < POLLS)
 			continue;
 		polls = 0;
 		mpi_errno = MPID_Progress_test(NULL);
-		if (mpi_errno) {
-			c->failed = true;
-			return mpi_errno;
-		}
+		if (mpi_errno)
+			return coll_fail(c, mpi_errno, MPIR_ERR_OTHER, errflag);
 		/* Other threads may owe what rank waits for: let them in, as
 		 * MPICH's own waits do. */
 		if (MPIR_ThreadInfo.isThreaded)
 			MPIDI_PROGRESS_YIELD();
 		/* Gone, unless it arrived just before: a rank that arrived
 		 * at the last collective may finalize and leave at once. */
+		node = MPIDI_BIP_node_of(comm, rank);
 		if (MPIDI_BIP_global.peers[node].failed &&
-		    __atomic_load_n(seq, __ATOMIC_ACQUIRE) < s) {
-			c->failed = true;
-			*errflag = MPIR_ERR_PROC_FAILED;
-			return MPIDI_BIP_proc_failed(node);
-		}
+		    __atomic_load_n(seq, __ATOMIC_ACQUIRE) < s)
+			return coll_fail(c, MPIDI_BIP_proc_failed(node),
+					 MPIR_ERR_PROC_FAILED, errflag);
 	}
-	return v & FAILED ? coll_failed(c, rank, errflag) : MPI_SUCCESS;
+	*seen = v & ~FAILED;
+	return v & FAILED ? rank_failed(c, rank, false, errflag) : MPI_SUCCESS;
 }
 
+/* Until every rank arrived at s. What they were seen to reach saves the
+ * next waits: a bcast root or a reduce rank, which waits only to reuse a
+ * slot, looks at all ranks once per so many collectives, not each time. */
 static int wait_all(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, uint64_t s,
 		    MPIR_Errflag_t *errflag)
 {
+	uint64_t seen, all = UINT64_MAX;
 	int mpi_errno;
 
 	if (c->all >= s)
@@ -247,11 +271,12 @@ static int wait_all(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, uint64_t s,
 	for (int i = 0; i < c->size; i++) {
 		if (i == c->rank)
 			continue;
-		mpi_errno = wait_for(comm, c, i, s, errflag);
+		mpi_errno = wait_for(comm, c, i, s, &seen, errflag);
 		if (mpi_errno)
 			return mpi_errno;
+		all = MPL_MIN(all, seen);
 	}
-	c->all = s;
+	c->all = all;
 	return MPI_SUCCESS;
 }
 
@@ -268,15 +293,15 @@ static int arrive(struct MPIDI_BIP_coll *c, uint64_t s, int mpi_errno)
 static void chunk_pop(struct MPIDI_BIP_coll *c, uint64_t *busy)
 {
 	*busy = MPL_MAX(*busy, c->chunks[c->first].seq);
-	c->first = (c->first + 1) % LINES;
+	c->first = (c->first + 1) % SLOTS;
 	c->nchunks--;
 }
 
 /* A chunk of need bytes of our ring for s, once no rank may still read
  * what it holds. Chunks follow each other round the ring, so those it
  * overwrites are the oldest ones: from head on, or after a wrap from head
- * to the end and from the start. A chunk older than LINES collectives is
- * free by the line rule (begin). */
+ * to the end and from the start. A chunk older than SLOTS collectives is
+ * free by the slot rule (begin). */
 static int chunk_take(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, uint64_t s,
 		      size_t need, size_t *at_p, MPIR_Errflag_t *errflag)
 {
@@ -293,14 +318,14 @@ static int chunk_take(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, uint64_t s,
 			break;
 		chunk_pop(c, &busy);
 	}
-	if (c->nchunks == LINES)
+	if (c->nchunks == SLOTS)
 		chunk_pop(c, &busy);
 	if (wrap)
 		at = 0;
 	mpi_errno = busy ? wait_all(comm, c, busy + 1, errflag) : MPI_SUCCESS;
 	if (mpi_errno)
 		return mpi_errno;
-	c->chunks[(c->first + c->nchunks++) % LINES] =
+	c->chunks[(c->first + c->nchunks++) % SLOTS] =
 		(struct coll_chunk){ .seq = s, .at = at };
 	c->head = at + need;
 	*at_p = at;
@@ -308,45 +333,37 @@ static int chunk_take(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, uint64_t s,
 }
 
 /* The next collective's number s, and where our data of it goes (bytes),
- * once no rank may still read what is there: our line for s once every
- * rank arrived at s - LINES + 1, past LINE_DATA bytes a chunk of our ring,
- * whose offset the line holds. A rank that writes nothing takes ++seq. */
+ * once no rank may still read what is there: our slot for s once every
+ * rank arrived at s - SLOTS + 1, past SLOT_DATA bytes a chunk of our ring,
+ * whose offset the slot holds. A rank that writes nothing takes ++seq. */
 static int begin(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, size_t bytes,
 		 uint64_t *s_p, char **data_p, MPIR_Errflag_t *errflag)
 {
 	uint64_t s = ++c->seq;
-	char *line = line_of(c, c->rank, s);
+	char *slot = slot_of(c, c->rank, s);
 	size_t at;
 	int mpi_errno;
 
 	*s_p = s;
-	mpi_errno = s >= LINES ? wait_all(comm, c, s - LINES + 1, errflag)
+	mpi_errno = s >= SLOTS ? wait_all(comm, c, s - SLOTS + 1, errflag)
 			       : MPI_SUCCESS;
 	if (mpi_errno)
 		return mpi_errno;
-	if (bytes <= LINE_DATA) {
-		*data_p = line + LINE_HDR;
+	if (bytes <= SLOT_DATA) {
+		*data_p = slot + SLOT_HDR;
 		return MPI_SUCCESS;
 	}
-	mpi_errno = chunk_take(comm, c, s, MPL_ROUND_UP_ALIGN(bytes, LINE),
+	mpi_errno = chunk_take(comm, c, s, MPL_ROUND_UP_ALIGN(bytes, CACHELINE),
 			       &at, errflag);
 	if (mpi_errno)
 		return mpi_errno;
-	__atomic_store_n((uint64_t *)(line + LINE_HDR), (uint64_t)at,
+	__atomic_store_n((uint64_t *)(slot + SLOT_HDR), (uint64_t)at,
 			 __ATOMIC_RELAXED);
 	*data_p = c->rings + (size_t)c->rank * c->stride + at;
 	return MPI_SUCCESS;
 }
 
 /* --- set-up ----------------------------------------------------------- */
-
-static bool all_local(MPIR_Comm *comm)
-{
-	for (int i = 0; i < comm->local_size; i++)
-		if (!MPIDIU_rank_is_local(i, comm))
-			return false;
-	return true;
-}
 
 /* What rank 0 tells the others: its memory, and its CVARs, which every
  * rank must share (a rank that differs turns the memory off for all,
@@ -375,8 +392,9 @@ static void coll_end(struct MPIDI_BIP_coll *c)
 /* Collective over comm: its memory, or comm->dev.ch4.netmod.bip.coll_off set
  * on every rank when any of them cannot have it. What decides without a
  * word is the same on every rank (kind, size, hosts); the rest is agreed.
- * A failure of the agreement's own messages (a dead rank) may leave ranks
- * on both sides, as it leaves point-to-point collectives broken. */
+ * MPICH's collectives report a dead rank in errflag, some with success
+ * (and a result made of what never came): either way the set-up fails
+ * here, and this call with it. */
 static int coll_setup(MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 {
 	bip_ep_t *ep = MPIDI_BIP_global.ep;
@@ -385,10 +403,11 @@ static int coll_setup(MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 		.max = MPIDI_BIP_coll_max,
 		.ranks = MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS,
 	};
+	MPIR_Errflag_t agreed = MPIR_ERR_NONE;
 	int ok, mpi_errno;
 
 	if (comm->comm_kind != MPIR_COMM_KIND__INTRACOMM ||
-	    comm->local_size < 2 || !all_local(comm)) {
+	    comm->local_size < 2 || comm->node_count != 1) {
 		comm->dev.ch4.netmod.bip.coll_off = true;
 		return MPI_SUCCESS;
 	}
@@ -410,8 +429,8 @@ static int coll_setup(MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 		card.len = c->len;
 	}
 	mpi_errno = MPIR_Bcast_impl(&card, sizeof(card), MPI_BYTE, 0, comm,
-				    errflag);
-	if (mpi_errno)
+				    &agreed);
+	if (mpi_errno || agreed)
 		goto fn_fail;
 	if (comm->rank != 0 && c) {
 		ok = card.key && card.len == c->len &&
@@ -426,8 +445,8 @@ static int coll_setup(MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 		ok = card.key != 0;
 	}
 	mpi_errno = MPIR_Allreduce_impl(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN,
-					comm, errflag);
-	if (mpi_errno || !ok)
+					comm, &agreed);
+	if (mpi_errno || agreed || !ok)
 		goto fn_fail;
 	c->rings = c->base + c->rings_off;
 	comm->dev.ch4.netmod.bip.coll = c;
@@ -436,6 +455,14 @@ fn_fail:
 	if (c)
 		coll_end(c);
 	comm->dev.ch4.netmod.bip.coll_off = true;
+	if (agreed && !mpi_errno)
+		mpi_errno = MPIR_Err_create_code(
+			MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+			agreed == MPIR_ERR_PROC_FAILED ? MPIX_ERR_PROC_FAILED
+						       : MPI_ERR_OTHER,
+			"**coll_fail", 0);
+	if (agreed && *errflag == MPIR_ERR_NONE)
+		*errflag = agreed;
 	return mpi_errno;
 }
 
@@ -506,18 +533,6 @@ static int unpack(const char *from, MPI_Aint bytes, void *buf,
 	return MPI_SUCCESS;
 }
 
-/* A malformed offset in rank's line (data_of). */
-static int bad_line(struct MPIDI_BIP_coll *c, int rank,
-		    MPIR_Errflag_t *errflag)
-{
-	c->failed = true;
-	if (*errflag == MPIR_ERR_NONE)
-		*errflag = MPIR_ERR_OTHER;
-	return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
-				    __func__, __LINE__, MPI_ERR_OTHER,
-				    "**bipcollbad", "**bipcollbad %d", rank);
-}
-
 /* The parts of s, reduced in rank order into buf. */
 static int reduce_all(struct MPIDI_BIP_coll *c, uint64_t s, void *buf,
 		      MPI_Aint count, MPI_Datatype datatype, MPI_Op op,
@@ -529,7 +544,7 @@ static int reduce_all(struct MPIDI_BIP_coll *c, uint64_t s, void *buf,
 		const char *part = data_of(c, i, s, bytes);
 
 		if (!part)
-			mpi_errno = bad_line(c, i, errflag);
+			mpi_errno = rank_failed(c, i, true, errflag);
 		else if (i == 0)
 			bip_copy(buf, part, bytes);
 		else
@@ -554,7 +569,7 @@ int MPIDI_BIP_coll_barrier(MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 	if (mpi_errno)
 		return mpi_errno;
 	if (!c)
-		return MPIR_Barrier_impl(comm, errflag);
+		return MPIDI_BIP_pt2pt_barrier(comm, errflag);
 	s = ++c->seq;
 	arrive(c, s, MPI_SUCCESS);
 	return wait_all(comm, c, s, errflag);
@@ -567,14 +582,14 @@ int MPIDI_BIP_coll_bcast(void *buf, MPI_Aint count, MPI_Datatype datatype,
 	MPI_Aint bytes;
 	const char *from;
 	char *to;
-	uint64_t s;
+	uint64_t s, seen;
 	int mpi_errno = coll_get(comm, &c, errflag);
 
 	if (mpi_errno)
 		return mpi_errno;
 	if (!c)
-		return MPIR_Bcast_impl(buf, count, datatype, root, comm,
-				       errflag);
+		return MPIDI_BIP_pt2pt_bcast(buf, count, datatype, root, comm,
+					     errflag);
 	MPIR_Datatype_get_size_macro(datatype, bytes);
 	bytes *= count;
 	if (comm->rank == root) {
@@ -585,12 +600,12 @@ int MPIDI_BIP_coll_bcast(void *buf, MPI_Aint count, MPI_Datatype datatype,
 	}
 	s = ++c->seq;
 	arrive(c, s, MPI_SUCCESS);
-	mpi_errno = wait_for(comm, c, root, s, errflag);
+	mpi_errno = wait_for(comm, c, root, s, &seen, errflag);
 	if (mpi_errno)
 		return mpi_errno;
 	from = data_of(c, root, s, (size_t)bytes);
 	if (!from)
-		return bad_line(c, root, errflag);
+		return rank_failed(c, root, true, errflag);
 	return unpack(from, bytes, buf, count, datatype);
 }
 
@@ -607,9 +622,9 @@ static int contribute(MPIR_Comm *comm, struct MPIDI_BIP_coll *c,
 	return arrive(c, *s_p, mpi_errno);
 }
 
-/* Allreduce (root -1), or reduce to root. */
+/* Allreduce (all), or reduce to root. */
 static int reduction(const void *sendbuf, void *recvbuf, MPI_Aint count,
-		     MPI_Datatype datatype, MPI_Op op, int root,
+		     MPI_Datatype datatype, MPI_Op op, bool all, int root,
 		     MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 {
 	struct MPIDI_BIP_coll *c = NULL;
@@ -621,16 +636,17 @@ static int reduction(const void *sendbuf, void *recvbuf, MPI_Aint count,
 		mpi_errno = coll_get(comm, &c, errflag);
 	if (mpi_errno)
 		return mpi_errno;
-	if (!c && root < 0)
-		return MPIR_Allreduce_impl(sendbuf, recvbuf, count, datatype,
-					   op, comm, errflag);
+	if (!c && all)
+		return MPIDI_BIP_pt2pt_allreduce(sendbuf, recvbuf, count,
+						 datatype, op, comm, errflag);
 	if (!c)
-		return MPIR_Reduce_impl(sendbuf, recvbuf, count, datatype, op,
-					root, comm, errflag);
+		return MPIDI_BIP_pt2pt_reduce(sendbuf, recvbuf, count,
+					      datatype, op, root, comm,
+					      errflag);
 	MPIR_Datatype_get_size_macro(datatype, bytes);
 	bytes *= count;
 	mpi_errno = contribute(comm, c, sendbuf, recvbuf, bytes, &s, errflag);
-	if (mpi_errno || (root >= 0 && comm->rank != root))
+	if (mpi_errno || (!all && comm->rank != root))
 		return mpi_errno;
 	mpi_errno = wait_all(comm, c, s, errflag);
 	if (!mpi_errno)
@@ -643,7 +659,7 @@ int MPIDI_BIP_coll_allreduce(const void *sendbuf, void *recvbuf,
 			     MPI_Aint count, MPI_Datatype datatype, MPI_Op op,
 			     MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 {
-	return reduction(sendbuf, recvbuf, count, datatype, op, -1, comm,
+	return reduction(sendbuf, recvbuf, count, datatype, op, true, 0, comm,
 			 errflag);
 }
 
@@ -651,8 +667,8 @@ int MPIDI_BIP_coll_reduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
 			  MPI_Datatype datatype, MPI_Op op, int root,
 			  MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 {
-	return reduction(sendbuf, recvbuf, count, datatype, op, root, comm,
-			 errflag);
+	return reduction(sendbuf, recvbuf, count, datatype, op, false, root,
+			 comm, errflag);
 }
 
 /* Allgather (whole) or alltoall: each rank packs what it sends (block
@@ -675,11 +691,13 @@ static int exchange(const void *sendbuf, MPI_Aint sendcount,
 	if (mpi_errno)
 		return mpi_errno;
 	if (!c && whole)
-		return MPIR_Allgather_impl(sendbuf, sendcount, sendtype, recvbuf,
-					   recvcount, recvtype, comm, errflag);
+		return MPIDI_BIP_pt2pt_allgather(sendbuf, sendcount, sendtype,
+						 recvbuf, recvcount, recvtype,
+						 comm, errflag);
 	if (!c)
-		return MPIR_Alltoall_impl(sendbuf, sendcount, sendtype, recvbuf,
-					  recvcount, recvtype, comm, errflag);
+		return MPIDI_BIP_pt2pt_alltoall(sendbuf, sendcount, sendtype,
+						recvbuf, recvcount, recvtype,
+						comm, errflag);
 	MPIR_Datatype_get_size_macro(recvtype, block);
 	MPIR_Datatype_get_extent_macro(recvtype, extent);
 	block *= recvcount;
@@ -699,9 +717,12 @@ static int exchange(const void *sendbuf, MPI_Aint sendcount,
 	if (!mpi_errno)
 		mpi_errno = wait_all(comm, c, s, errflag);
 	for (int i = 0; i < c->size && !mpi_errno; i++) {
+		/* In place, our own block is where it belongs already. */
+		if (i == c->rank && sendbuf == MPI_IN_PLACE)
+			continue;
 		from = data_of(c, i, s, bytes);
 		if (!from)
-			return bad_line(c, i, errflag);
+			return rank_failed(c, i, true, errflag);
 		mpi_errno = unpack(from + (whole ? 0 : block * c->rank), block,
 				   (char *)recvbuf + extent * i, recvcount,
 				   recvtype);

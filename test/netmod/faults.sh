@@ -56,6 +56,10 @@ for mode in dead-recv dead-coll; do
 	echo "$out" | grep -q "Rank 1 (pid $pid on host .*) died or stopped answering (BIP wire shm)" ||
 		{ echo "FAILED: $mode: the error does not name the dead rank's pid and host"; exit 1; }
 done
+# ... and the allreduce found it waiting in shared memory, not in one of
+# MPICH's algorithms over messages.
+echo "$out" | grep -A1 "^MPIDI_Allreduce_intra_composition_beta" | grep -q "^MPIDI_BIP_proc_failed" ||
+	{ echo "FAILED: dead-coll: the allreduce did not go through shared memory"; exit 1; }
 
 # A rank dies under a stream of small bcasts: the root fails waiting for
 # it, and the other rank, which waits only for the root, learns it from
