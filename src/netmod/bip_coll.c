@@ -455,12 +455,16 @@ fn_fail:
 	if (c)
 		coll_end(c);
 	comm->dev.ch4.netmod.bip.coll_off = true;
-	if (agreed && !mpi_errno)
-		mpi_errno = MPIR_Err_create_code(
-			MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-			agreed == MPIR_ERR_PROC_FAILED ? MPIX_ERR_PROC_FAILED
-						       : MPI_ERR_OTHER,
-			"**coll_fail", 0);
+	if (agreed && !mpi_errno) {
+		int errclass = agreed == MPIR_ERR_PROC_FAILED
+				       ? MPIX_ERR_PROC_FAILED
+				       : MPI_ERR_OTHER;
+
+		mpi_errno = MPIR_Err_create_code(MPI_SUCCESS,
+						 MPIR_ERR_RECOVERABLE,
+						 __func__, __LINE__, errclass,
+						 "**coll_fail", 0);
+	}
 	if (agreed && *errflag == MPIR_ERR_NONE)
 		*errflag = agreed;
 	return mpi_errno;
