@@ -250,6 +250,17 @@ int bip_mem_map(bip_ep_t *ep, int node, uint64_t key, uint64_t off,
 		size_t len, void **addr_p);
 int bip_mem_unmap(bip_ep_t *ep, void *addr);
 
+/* Waiting on such memory, as on the NIC: a process that waits for a word
+ * there to grow names it with bip_mem_watch; while it does, the idle
+ * policy (bip_idle, bip_idle_wait) sleeps only while *word < value (word
+ * NULL: no watch). One that raises such a word calls bip_mem_wake_barrier
+ * once, then bip_mem_wake for each node that may wait on it: the node's
+ * doorbell rings if it sleeps (a load when it does not). Without the
+ * barrier a wakeup may be lost. 0, -BIP_EINVAL, -BIP_ENODE, -BIP_ESTATE. */
+int bip_mem_watch(bip_ep_t *ep, const uint64_t *word, uint64_t value);
+int bip_mem_wake_barrier(bip_ep_t *ep);
+int bip_mem_wake(bip_ep_t *ep, int node);
+
 /* --- progress ---------------------------------------------------------- */
 
 /* Drive the NIC program once: returns the number of events handled (>= 0),

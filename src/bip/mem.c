@@ -132,6 +132,33 @@ int bip_mem_unmap(bip_ep_t *ep, void *addr)
 	return 0;
 }
 
+int bip_mem_watch(bip_ep_t *ep, const uint64_t *word, uint64_t value)
+{
+	if (!ep)
+		return -BIP_EINVAL;
+	bipfw_mem_watch(ep->fw, word, value);
+	return 0;
+}
+
+int bip_mem_wake_barrier(bip_ep_t *ep)
+{
+	if (!ep)
+		return -BIP_EINVAL;
+	bipfw_mem_wake_barrier(ep->fw);
+	return 0;
+}
+
+int bip_mem_wake(bip_ep_t *ep, int node)
+{
+	int rc = ep ? bip_check_node(ep, node) : -BIP_EINVAL;
+
+	if (rc)
+		return rc;
+	if (node != ep->node)
+		bipfw_mem_wake(ep->fw, node);
+	return 0;
+}
+
 /* Memory of ours stays where it is, the caller's until it exits (a program
  * may read an MPI_Alloc_mem buffer after MPI_Finalize); only its key ends.
  * Mappings of the peers' memory end. */

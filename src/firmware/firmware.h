@@ -179,6 +179,14 @@ struct bipfw_wire_class {
 	int (*mem_map)(void *ctx, int peer, uint64_t key, uint64_t off,
 		       size_t len, void **addr_p);
 	void (*mem_unmap)(void *ctx, void *addr, size_t len);
+	/* Waiting on that memory: while mem_watch names a word (NULL: none),
+	 * a sleep (wait, wait_fd) is not begun once *word >= value. A process
+	 * that raised a word another may wait on calls mem_wake_barrier, then
+	 * mem_wake for each such peer: its doorbell rings if it sleeps. NULL
+	 * if absent. */
+	void (*mem_watch)(void *ctx, const uint64_t *word, uint64_t value);
+	void (*mem_wake_barrier)(void *ctx);
+	void (*mem_wake)(void *ctx, int peer);
 	/* The peer as the wire sees it: enum bipfw_peer_state. */
 	int (*peer_state)(void *ctx, int peer);
 	/* Lossy wires: ask whether the peer's process is there even if it
@@ -303,6 +311,9 @@ void bipfw_mem_free(struct bipfw *fw, void *addr, size_t len, uint64_t key);
 int bipfw_mem_map(struct bipfw *fw, int peer, uint64_t key, uint64_t off,
 		  size_t len, void **addr_p);
 void bipfw_mem_unmap(struct bipfw *fw, void *addr, size_t len);
+void bipfw_mem_watch(struct bipfw *fw, const uint64_t *word, uint64_t value);
+void bipfw_mem_wake_barrier(struct bipfw *fw);
+void bipfw_mem_wake(struct bipfw *fw, int peer);
 /* Remove what crashed processes of a job left behind, on every wire. */
 int bipfw_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes);
 

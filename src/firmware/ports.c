@@ -471,6 +471,32 @@ void bipfw_mem_unmap(struct bipfw *fw, void *addr, size_t len)
 		w->cls->mem_unmap(w->ctx, addr, len);
 }
 
+void bipfw_mem_watch(struct bipfw *fw, const uint64_t *word, uint64_t value)
+{
+	const struct bipfw_port *w = mem_port(fw);
+
+	if (w && w->cls->mem_watch)
+		w->cls->mem_watch(w->ctx, word, value);
+}
+
+void bipfw_mem_wake_barrier(struct bipfw *fw)
+{
+	const struct bipfw_port *w = mem_port(fw);
+
+	if (w && w->cls->mem_wake_barrier)
+		w->cls->mem_wake_barrier(w->ctx);
+}
+
+/* Only a peer the memory's wire reaches can share it. */
+void bipfw_mem_wake(struct bipfw *fw, int peer)
+{
+	const struct bipfw_port *w = mem_port(fw);
+
+	if (w && w->cls->mem_wake && fw->peers[peer].wire != BIPFW_NO_WIRE &&
+	    bipfw_port_of(fw, peer) == w)
+		w->cls->mem_wake(w->ctx, peer);
+}
+
 int bipfw_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes)
 {
 	int removed = 0, err = 0;

@@ -6,9 +6,12 @@
  * after the doorbell was read, after "sleeping" was said, after the rings
  * were found empty. Each wait must end at once, not at its 2 s timeout. A
  * wait with nothing sent must last its whole timeout: else this test could
- * not tell a lost wakeup from a woken sleeper.
+ * not tell a lost wakeup from a woken sleeper. The same for a word of
+ * shared memory that node 1 watches (mem_watch) and node 0 raises, then
+ * wakes it (mem_wake_barrier, mem_wake), as the netmod's collectives do.
  */
 #define _GNU_SOURCE
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +27,8 @@
 static struct bipfw_shm *ends[2];
 static int send_at = -1; /* the step node 0 sends at; -1: none */
 static int sent;
+static bool raise_word;  /* node 0 raises the word instead of sending */
+static uint64_t word;    /* the one node 1 watches (one process here) */
 
 static uint64_t now_ns(void)
 {
@@ -52,10 +57,23 @@ static void send_one(void)
 	sent++;
 }
 
+/* What a process does after its store to a word others may wait on. */
+static void raise_one(void)
+{
+	__atomic_store_n(&word, word + 1, __ATOMIC_RELEASE);
+	bipfw_shm_class.mem_wake_barrier(ends[0]);
+	bipfw_shm_class.mem_wake(ends[0], 1);
+	sent++;
+}
+
 static void hook(void *arg, enum bipfw_shm_sleep_step step)
 {
 	(void)arg;
-	if ((int)step == send_at)
+	if ((int)step != send_at)
+		return;
+	if (raise_word)
+		raise_one();
+	else
 		send_one();
 }
 
@@ -124,6 +142,37 @@ int main(void)
 		printf("step %d: woken after %llu ns\n", send_at,
 		       (unsigned long long)took);
 	}
+
+	/* Waiting on a word: idle while it stays low, woken when raised. */
+	raise_word = true;
+	send_at = -1;
+	bipfw_shm_class.mem_watch(ends[1], &word, 1);
+	took = timed_wait(IDLE_US);
+	CHECK(took >= IDLE_US * 1000ull * 8 / 10,
+	      "an idle wait on a word sleeps its timeout (%llu ns)",
+	      (unsigned long long)took);
+	for (send_at = 0; send_at < BIPFW_SHM_SLEEP_STEPS; send_at++) {
+		sent = 0;
+		took = timed_wait(TIMEOUT_US);
+		CHECK(sent == 1, "word, step %d: the hook raised it", send_at);
+		CHECK(took < PROMPT_NS,
+		      "word, step %d: raising it ends the wait at once "
+		      "(took %llu ns)", send_at, (unsigned long long)took);
+		printf("word, step %d: woken after %llu ns\n", send_at,
+		       (unsigned long long)took);
+		bipfw_shm_class.mem_watch(ends[1], &word, word + 1);
+	}
+	/* Raised before the wait: no sleep at all. */
+	send_at = -1;
+	bipfw_shm_class.mem_watch(ends[1], &word, word);
+	took = timed_wait(TIMEOUT_US);
+	CHECK(took < PROMPT_NS, "a word raised already: no sleep (%llu ns)",
+	      (unsigned long long)took);
+	bipfw_shm_class.mem_watch(ends[1], NULL, 0);
+	took = timed_wait(IDLE_US);
+	CHECK(took >= IDLE_US * 1000ull * 8 / 10,
+	      "no watch: the word is not looked at (%llu ns)",
+	      (unsigned long long)took);
 	bipfw_shm_close(ends[0]);
 	bipfw_shm_close(ends[1]);
 	return unit_result("test_wakeup");

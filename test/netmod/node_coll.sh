@@ -2,7 +2,8 @@
 # Small collectives within one host through shared memory
 # (src/netmod/bip_coll.c): test_node_coll checks every result (allreduce,
 # reduce, bcast with a strided receiver, barrier, ranks running ahead of a
-# sleeping one, split and dup communicators, threads) on 2, 3 and 4 ranks
+# sleeping one, split and dup communicators, threads, waiters that sleep
+# and are woken) on 2, 3 and 4 ranks
 # (more than cores). The counters printed at finalize must show every rank took
 # that path; with MPIR_CVAR_CH4_BIP_NODE_COLL_MAX=-1 none may, and the
 # results stay right. Across hosts (every rank a host of its own) the
@@ -20,6 +21,15 @@ done
 # one lets the others in (without that, 3 ranks hang).
 mpirun 3 "$W/test_node_coll" 300 threads
 expect "test_node_coll: passed" "test_node_coll with threads"
+
+# A rank that waits long in a collective sleeps on its doorbell, and the
+# last arrival wakes it (a sleep nothing wakes ends after up to 1 ms).
+# Two ranks, a core each: with more ranks than cores, when a woken rank
+# runs again is the scheduler's choice.
+MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_node_coll" 30 wake
+expect "test_node_coll: passed" "waiters in a barrier woken by the last arrival"
+[ "$(counter sleeps | sort -n | tail -n 1)" -gt 0 ] ||
+	{ echo "FAILED: no rank slept in a barrier 20 ms long"; exit 1; }
 
 # Ranks that leave right after their last collective are not dead to the
 # ranks still looking at their arrival. (A stress check: the race, seen

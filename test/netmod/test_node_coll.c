@@ -19,14 +19,17 @@
  *   - the same on a split communicator with the ranks in reverse order,
  *     on a dup, and with point-to-point traffic interleaved.
  *
- *   test_node_coll [ITERS [threads|exit]]
+ *   test_node_coll [ITERS [threads|exit|wake]]
  *
  * With "threads": MPI_THREAD_MULTIPLE, and THREADS threads per rank at
  * once, each with allreduces and bcasts on a communicator of its own, one
  * of them sleeping now and then (the others' waits must let it in). With
  * "exit": 2 ITERS allreduces, then MPI_Finalize at once (a rank that saw
  * all arrive leaves while the others may still be looking: they must not
- * take it for dead).
+ * take it for dead). With "wake": ITERS barriers that the last rank
+ * reaches LATE_US late, so that the others sleep; they must leave within
+ * WOKEN_US of its arrival in most of them (a sleep that nothing wakes
+ * ends after up to 1 ms: about 1 in 5 would).
  * Prints "test_node_coll: passed" on rank 0.
  */
 #include <mpi.h>
@@ -35,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -248,6 +252,40 @@ static void barrier_waits(MPI_Comm comm)
 	      t);
 }
 
+#define LATE_US 20000
+#define WOKEN_US 200
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* Waiters that sleep in a barrier are woken by the late rank's arrival
+ * (one clock for the host's processes: CLOCK_MONOTONIC). */
+static void woken(int iters)
+{
+	int late = size - 1, quick = 0;
+	double arrived, left;
+
+	for (int it = 0; it < iters; it++) {
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (rank == late)
+			usleep(LATE_US);
+		arrived = now_us();
+		MPI_Barrier(MPI_COMM_WORLD);
+		left = now_us();
+		MPI_Bcast(&arrived, 1, MPI_DOUBLE, late, MPI_COMM_WORLD);
+		quick += left - arrived < WOKEN_US;
+	}
+	CHECK(rank == late || 3 * quick >= 2 * iters,
+	      "rank %d left a barrier within %d us of the last arrival in "
+	      "%d of %d",
+	      rank, WOKEN_US, quick, iters);
+}
+
 /* One rank sleeps while the others run 500 bcasts and reduces of n ints
  * ahead. */
 static void run_ahead(MPI_Comm comm, int n)
@@ -372,6 +410,14 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (argc > 2 && !strcmp(argv[2], "wake")) {
+		woken(iters);
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (rank == 0)
+			printf("test_node_coll: passed\n");
+		MPI_Finalize();
+		return 0;
+	}
 	if (argc > 2 && !strcmp(argv[2], "exit")) {
 		for (int it = 0; it < iters; it++)
 			allreduce_ints(MPI_COMM_WORLD, it, 1, 0);

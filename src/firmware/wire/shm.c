@@ -270,6 +270,9 @@ struct bipfw_shm {
 	bool lazy;        /* rings are reserved as they fill (the kernel can
 			   * populate a mapping without SIGBUS) */
 	bool membarrier;  /* registered for global membarriers */
+	bool fence_any;   /* a peer attached that sleeps without one */
+	const uint64_t *watch; /* shared word a sleep waits on too... */
+	uint64_t watch_value;  /* ...until it holds at least this */
 	bool linked;      /* our name is still in /dev/shm */
 	int bellfd;       /* our bell socket (also rings the others), or -1 */
 	bool bell_bound;  /* it has our bell's name: poll() can sleep on it */
@@ -992,6 +995,7 @@ int bipfw_shm_attach(struct bipfw_shm *shm, int peer, int pid, void *seg,
 	pp->head = pp->tail_seen = 0;
 	pp->ready = shm->lazy ? 0 : UINT64_MAX;
 	pp->fence = !shm->membarrier || !(h.flags & SEG_MEMBARRIER);
+	shm->fence_any |= pp->fence;
 	pp->cma = cma_wanted(shm) && cma_works(pp, h.self_addr);
 	/* Only an id: the kernel checks that it is a file of our job. */
 	pp->kendpoint = shm->k.kcopy_min != SIZE_MAX ? h.kendpoint : 0;
@@ -1182,13 +1186,28 @@ static struct bip_pkt_hdr *shm_reserve(void *ctx, int peer, size_t len)
 	return (struct bip_pkt_hdr *)(pp->out->data + at);
 }
 
+/* The peer's doorbell, if it sleeps (after our barrier: shm_commit's). */
+static void wake_sleeper(struct bipfw_shm *shm, int peer)
+{
+	struct seg_hdr *s = shm->peers[peer].seg;
+
+	switch (atomic_load_explicit(&s->sleeping, memory_order_relaxed)) {
+	case SLEEP_FUTEX:
+		atomic_fetch_add(&s->doorbell, 1);
+		futex(&s->doorbell, FUTEX_WAKE, 1, NULL);
+		break;
+	case SLEEP_POLL:
+		bell_ring(shm, peer);
+		break;
+	}
+}
+
 /* The record is written: its stamp makes it visible to the consumer. */
 static void shm_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
 		       size_t len)
 {
 	struct bipfw_shm *shm = ctx;
 	struct shm_peer *pp = &shm->peers[peer];
-	struct seg_hdr *s = pp->seg;
 
 	atomic_store_explicit(stamp_at((uint8_t *)pkt), (pp->head + 1) ^ pp->key,
 			      memory_order_release);
@@ -1202,15 +1221,7 @@ static void shm_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
 		atomic_thread_fence(memory_order_seq_cst);
 	else
 		atomic_signal_fence(memory_order_seq_cst);
-	switch (atomic_load_explicit(&s->sleeping, memory_order_relaxed)) {
-	case SLEEP_FUTEX:
-		atomic_fetch_add(&s->doorbell, 1);
-		futex(&s->doorbell, FUTEX_WAKE, 1, NULL);
-		break;
-	case SLEEP_POLL:
-		bell_ring(shm, peer);
-		break;
-	}
+	wake_sleeper(shm, peer);
 }
 
 /* The stamp at the tail of our ring from src: 0 nothing yet, 1 a record,
@@ -1233,8 +1244,13 @@ static bool ring_ready(struct bipfw_shm *shm, int src)
 	return ring_state(shm, src) != 0;
 }
 
+/* Before a sleep, after its barrier: a packet, or the watched word raised
+ * (shm_mem_watch). */
 static bool any_ready(struct bipfw_shm *shm)
 {
+	if (shm->watch &&
+	    __atomic_load_n(shm->watch, __ATOMIC_ACQUIRE) >= shm->watch_value)
+		return true;
 	scan_senders(shm);
 	for (int i = 0; i < shm->nsrcs; i++)
 		if (ring_ready(shm, shm->srcs[i]))
@@ -1519,6 +1535,39 @@ static int shm_mem_map(void *ctx, int peer, uint64_t key, uint64_t off,
 				 addr_p);
 }
 
+/* Rule (no lost wakeup, as for packets): a waiter names its word here,
+ * then its sleep looks at the word after saying it sleeps and fencing
+ * (any_ready). A process that raises the word fences (shm_mem_wake_barrier),
+ * then looks whether the waiter sleeps and rings (shm_mem_wake): either the
+ * waiter's last look sees the word, or the raiser sees it asleep. The
+ * membarrier of a registered sleeper stands for the raiser's fence, as it
+ * does for a sender's. */
+static void shm_mem_watch(void *ctx, const uint64_t *word, uint64_t value)
+{
+	struct bipfw_shm *shm = ctx;
+
+	shm->watch_value = value;
+	shm->watch = word;
+}
+
+static void shm_mem_wake_barrier(void *ctx)
+{
+	const struct bipfw_shm *shm = ctx;
+
+	if (!shm->membarrier || shm->fence_any)
+		atomic_thread_fence(memory_order_seq_cst);
+	else
+		atomic_signal_fence(memory_order_seq_cst);
+}
+
+static void shm_mem_wake(void *ctx, int peer)
+{
+	struct bipfw_shm *shm = ctx;
+
+	if (shm->peers[peer].seg)
+		wake_sleeper(shm, peer);
+}
+
 static void shm_mem_unmap(void *ctx, void *addr, size_t len)
 {
 	(void)ctx;
@@ -1750,6 +1799,9 @@ const struct bipfw_wire_class bipfw_shm_class = {
 	.mem_free = shm_mem_free,
 	.mem_map = shm_mem_map,
 	.mem_unmap = shm_mem_unmap,
+	.mem_watch = shm_mem_watch,
+	.mem_wake_barrier = shm_mem_wake_barrier,
+	.mem_wake = shm_mem_wake,
 	.peer_state = shm_peer_state,
 	.wait = shm_wait,
 	.wait_fd = shm_wait_fd,
