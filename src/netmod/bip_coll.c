@@ -141,8 +141,8 @@ void MPIDI_BIP_coll_init(void)
 				     : MPIR_CVAR_CH4_BIP_NODE_COLL_MAX;
 }
 
-/* The rings start half a page past the slots (the first line between
- * holds the sleepers' bits), and each is a line longer
+/* The rings start half a page past the slots (the sleepers' words lie
+ * between), and each is a line longer
  * than its data: a copy between buffers at the same offset in their pages
  * (malloc gives large ones at 16 bytes in) stalls on every load in the
  * core's 4 KiB store-to-load check, and so would one between two ranks'
@@ -229,35 +229,41 @@ static int rank_failed(struct MPIDI_BIP_coll *c, int rank, bool malformed,
 	return coll_fail(c, err, MPIR_ERR_OTHER, errflag);
 }
 
-/* The ranks that may sleep in a wait, a bit each (rank % 64): on a line
- * of its own between the slots and the rings. */
-static uint64_t *sleepers_of(const struct MPIDI_BIP_coll *c)
+/* The ranks that may sleep waiting for rank, a bit each (rank % 64 for
+ * both): 64 words between the slots and the rings. */
+#define SLEEPERS 64
+
+static uint64_t *sleepers_of(const struct MPIDI_BIP_coll *c, int rank)
 {
-	return (uint64_t *)(c->base + (size_t)SLOTS * SLOT * (size_t)c->size);
+	_Static_assert(SLEEPERS * sizeof(uint64_t) <= RINGS_SKEW,
+		       "the sleepers' words fit before the rings");
+	return (uint64_t *)(c->base + (size_t)SLOTS * SLOT * (size_t)c->size) +
+	       rank % SLEEPERS;
 }
 
-/* Rule: a wait may sleep (BIP's idle policy, on its doorbell) only once
- * its bit is set and BIP watches the word it waits on; every arrival then
- * wakes the ranks whose bits it sees. BIP's barrier between the arrival
- * and the look at the bits pairs with the sleeper's before its last look
- * at the word: either it sees the arrival or the arrival sees it asleep.
+/* Rule: a wait for rank may sleep (BIP's idle policy, on its doorbell)
+ * only once its bit is set in rank's word and BIP watches the word it
+ * waits on; rank's arrival then wakes the ranks whose bits it sees there,
+ * and only those. BIP's barrier between the arrival and the look at the
+ * bits pairs with the sleeper's before its last look at the word: either
+ * it sees the arrival or the arrival sees it asleep.
  * Without this, a waiter would only ever yield (a test never sleeps), and
  * with more ranks than cores, ranks waiting long in a collective took the
  * cores of those they waited for: a stream between 2 ranks of 4 on 2 cores
  * ran 2x slower than with the collective over messages. */
-static void may_sleep(struct MPIDI_BIP_coll *c, const uint64_t *seq,
-		      uint64_t s)
+static void may_sleep(struct MPIDI_BIP_coll *c, int rank,
+		      const uint64_t *seq, uint64_t s)
 {
-	__atomic_fetch_or(sleepers_of(c), 1ull << (c->rank % 64),
+	__atomic_fetch_or(sleepers_of(c, rank), 1ull << (c->rank % SLEEPERS),
 			  __ATOMIC_SEQ_CST);
 	bip_mem_watch(MPIDI_BIP_global.ep, seq, s);
 }
 
-static void awake(struct MPIDI_BIP_coll *c)
+static void awake(struct MPIDI_BIP_coll *c, int rank)
 {
 	bip_mem_watch(MPIDI_BIP_global.ep, NULL, 0);
-	__atomic_fetch_and(sleepers_of(c), ~(1ull << (c->rank % 64)),
-			   __ATOMIC_RELAXED);
+	__atomic_fetch_and(sleepers_of(c, rank),
+			   ~(1ull << (c->rank % SLEEPERS)), __ATOMIC_RELAXED);
 }
 
 static void wake_sleepers(MPIR_Comm *comm, struct MPIDI_BIP_coll *c)
@@ -266,9 +272,9 @@ static void wake_sleepers(MPIR_Comm *comm, struct MPIDI_BIP_coll *c)
 	uint64_t bits;
 
 	bip_mem_wake_barrier(ep);
-	bits = __atomic_load_n(sleepers_of(c), __ATOMIC_RELAXED);
+	bits = __atomic_load_n(sleepers_of(c, c->rank), __ATOMIC_RELAXED);
 	while (bits) {
-		for (int r = __builtin_ctzll(bits); r < c->size; r += 64)
+		for (int r = __builtin_ctzll(bits); r < c->size; r += SLEEPERS)
 			if (r != c->rank)
 				bip_mem_wake(ep, MPIDI_BIP_node_of(comm, r));
 		bits &= bits - 1;
@@ -290,7 +296,7 @@ static int wait_for(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, int rank,
 			continue;
 		polls = 0;
 		if (++turns == TURNS_AWAKE)
-			may_sleep(c, seq, s);
+			may_sleep(c, rank, seq, s);
 		mpi_errno = turns < TURNS_AWAKE ? MPID_Progress_test(NULL)
 						: MPIDI_Progress_test_waiting();
 		if (mpi_errno) {
@@ -313,7 +319,7 @@ static int wait_for(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, int rank,
 		}
 	}
 	if (turns >= TURNS_AWAKE)
-		awake(c);
+		awake(c, rank);
 	if (mpi_errno)
 		return mpi_errno;
 	*seen = v & ~FAILED;
