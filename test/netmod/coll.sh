@@ -62,6 +62,14 @@ rule "bcast 64 KiB, 8 ranks" 8 MPIR_CVAR_BCAST_INTRA_ALGORITHM=scatter_recursive
 # alltoall on 2 ranks: pairwise, one exchange and a local copy (MPICH:
 # scattered, which also sends each rank its own block).
 rule "alltoall 512 B, 2 ranks" 2 MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=scattered 200 0 0 512 0 0
+# alltoall of 64 KiB blocks on 4 ranks: scattered, every exchange posted
+# at once (MPICH: pairwise above 32 KiB, one partner at a time, who with
+# more ranks than cores is often not running), which also sends each rank
+# its own block: 16 messages a call against pairwise's 12.
+ours=$(sent 4 20 0 0 65536 0 0) || exit 1
+mpich=$(export MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=pairwise; sent 4 20 0 0 65536 0 0) || exit 1
+echo "alltoall 64 KiB, 4 ranks: $ours messages, MPICH's choice (pairwise) $mpich"
+[ $((ours * 5)) -gt $((mpich * 6)) ] || { echo "FAILED: alltoall 64 KiB is not scattered"; exit 1; }
 # 4 KiB reduce: binomial, one message per rank (MPICH: reduce-scatter
 # then gather, 3 on 2 ranks).
 rule "reduce 4 KiB, 2 ranks" 2 MPIR_CVAR_REDUCE_INTRA_ALGORITHM=reduce_scatter_gather 200 0 0 0 4096 0
