@@ -68,7 +68,7 @@ cvars:
     - name        : MPIR_CVAR_CH4_BIP_NODE_COLL_MAX
       category    : CH4_BIP
       type        : int
-      default     : 4096
+      default     : 65536
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ

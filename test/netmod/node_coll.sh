@@ -17,6 +17,13 @@ for n in 2 3 4; do
 	counted $n yes "collectives in shared memory"
 done
 
+# A smaller limit: the data ring is its least (16 KiB), which the larger
+# sizes wrap quickly, and the edge to point-to-point moves with it.
+MPIR_CVAR_CH4_BIP_NODE_COLL_MAX=4096 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+	mpirun 3 "$W/test_node_coll" 5
+expect "test_node_coll: passed" "test_node_coll with NODE_COLL_MAX=4096"
+counted 3 yes "collectives in shared memory"
+
 # Threads, each with collectives on a communicator of its own: a waiting
 # one lets the others in (without that, 3 ranks hang).
 mpirun 3 "$W/test_node_coll" 300 threads

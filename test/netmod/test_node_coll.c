@@ -5,8 +5,8 @@
  *
  *   - allreduce and reduce of ints, doubles and MPI_2INT (MINLOC) with
  *     several ops, at sizes on both sides of each layout's edge (120
- *     bytes in a line, then a chunk of the data ring, then past 4096:
- *     point-to-point), MPI_IN_PLACE too;
+ *     bytes in a line, then a chunk of the data ring, then past
+ *     MPIR_CVAR_CH4_BIP_NODE_COLL_MAX: point-to-point), MPI_IN_PLACE too;
  *     every rank's floating-point sum must have the same bits;
  *   - bcast from every root, the receivers with a strided datatype of the
  *     same signature as the root's contiguous one;
@@ -328,11 +328,36 @@ static void ring(MPI_Comm comm, int it)
 	CHECK(got == it, "ring %d", got);
 }
 
+/* MPIR_CVAR_CH4_BIP_NODE_COLL_MAX in force (MPI_T), in ints: the largest
+ * collective through shared memory; 1024 when the path is off. */
+static int edge_ints(void)
+{
+	static int max = -2;
+	int provided, idx, count;
+	MPI_T_cvar_handle h;
+
+	/* Once: after an MPI_T_finalize, MPICH 4.0.2 finds no variable by
+	 * name, and then crashes reading one. */
+	if (max != -2)
+		return max > 0 ? max / (int)sizeof(int) : 1024;
+	MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+	CHECK(MPI_T_cvar_get_index("MPIR_CVAR_CH4_BIP_NODE_COLL_MAX", &idx) ==
+			      MPI_SUCCESS &&
+		      MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) ==
+			      MPI_SUCCESS &&
+		      MPI_T_cvar_read(h, &max) == MPI_SUCCESS,
+	      "MPIR_CVAR_CH4_BIP_NODE_COLL_MAX read through MPI_T");
+	MPI_T_cvar_handle_free(&h);
+	MPI_T_finalize();
+	return max > 0 ? max / (int)sizeof(int) : 1024;
+}
+
 static void all(MPI_Comm comm, int iters)
 {
-	/* Ints: in a line (30), a chunk (31 .. 1024), then point-to-point
-	 * (1025). */
-	static const int sizes[] = { 1, 30, 31, 128, 129, 1024, 1025 };
+	/* Ints: in a line (30), a chunk (31 .. the edge), then
+	 * point-to-point. */
+	const int edge = edge_ints();
+	const int sizes[] = { 1, 30, 31, 128, 129, 1024, edge, edge + 1 };
 
 	for (int it = 0; it < iters; it++) {
 		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
