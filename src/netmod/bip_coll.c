@@ -372,15 +372,28 @@ static void chunk_pop(struct MPIDI_BIP_coll *c, uint64_t *busy)
  * what it holds. Chunks follow each other round the ring, so those it
  * overwrites are the oldest ones: from head on, or after a wrap from head
  * to the end and from the start. A chunk older than SLOTS collectives is
- * free by the slot rule (begin). */
+ * free by the slot rule (begin).
+ * Rule: chunks every rank is known to be done with (all arrived past
+ * them) go first, and when the start of the ring is free up to need the
+ * chunk goes there rather than further on. Collectives in step (each
+ * rank waits for all) then keep to the ring's first pages instead of
+ * walking all of it: each new page costs a fault in every process that
+ * touches it (alltoall of 64 B blocks on 2 ranks took 0.6-3.5 us during
+ * the first lap of a 256 KiB ring, against 0.2 for 8 B in the slot). */
 static int chunk_take(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, uint64_t s,
 		      size_t need, size_t *at_p, MPIR_Errflag_t *errflag)
 {
 	size_t at = c->head;
-	bool wrap = at + need > c->ring;
-	uint64_t busy = 0;
+	bool wrap;
+	uint64_t busy = 0, done = 0;
 	int mpi_errno;
 
+	while (c->nchunks && c->chunks[c->first].seq < c->all)
+		chunk_pop(c, &done);
+	if (!c->nchunks || (c->chunks[c->first].at < at &&
+			    c->chunks[c->first].at >= need))
+		at = 0;
+	wrap = at + need > c->ring;
 	while (c->nchunks) {
 		size_t start = c->chunks[c->first].at;
 
