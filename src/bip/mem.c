@@ -136,8 +136,7 @@ int bip_mem_watch(bip_ep_t *ep, const uint64_t *word, uint64_t value)
 {
 	if (!ep)
 		return -BIP_EINVAL;
-	bipfw_mem_watch(ep->fw, word, value);
-	return 0;
+	return bipfw_mem_watch(ep->fw, word, value);
 }
 
 int bip_mem_wake_barrier(bip_ep_t *ep)

@@ -311,7 +311,7 @@ void bipfw_mem_free(struct bipfw *fw, void *addr, size_t len, uint64_t key);
 int bipfw_mem_map(struct bipfw *fw, int peer, uint64_t key, uint64_t off,
 		  size_t len, void **addr_p);
 void bipfw_mem_unmap(struct bipfw *fw, void *addr, size_t len);
-void bipfw_mem_watch(struct bipfw *fw, const uint64_t *word, uint64_t value);
+int bipfw_mem_watch(struct bipfw *fw, const uint64_t *word, uint64_t value);
 void bipfw_mem_wake_barrier(struct bipfw *fw);
 void bipfw_mem_wake(struct bipfw *fw, int peer);
 /* Remove what crashed processes of a job left behind, on every wire. */

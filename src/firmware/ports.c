@@ -471,12 +471,14 @@ void bipfw_mem_unmap(struct bipfw *fw, void *addr, size_t len)
 		w->cls->mem_unmap(w->ctx, addr, len);
 }
 
-void bipfw_mem_watch(struct bipfw *fw, const uint64_t *word, uint64_t value)
+int bipfw_mem_watch(struct bipfw *fw, const uint64_t *word, uint64_t value)
 {
 	const struct bipfw_port *w = mem_port(fw);
 
-	if (w && w->cls->mem_watch)
-		w->cls->mem_watch(w->ctx, word, value);
+	if (!w || !w->cls->mem_watch)
+		return -BIP_EAGAIN;
+	w->cls->mem_watch(w->ctx, word, value);
+	return 0;
 }
 
 void bipfw_mem_wake_barrier(struct bipfw *fw)
@@ -487,13 +489,14 @@ void bipfw_mem_wake_barrier(struct bipfw *fw)
 		w->cls->mem_wake_barrier(w->ctx);
 }
 
-/* Only a peer the memory's wire reaches can share it. */
+/* Only a live peer the memory's wire reaches can share it and sleep. */
 void bipfw_mem_wake(struct bipfw *fw, int peer)
 {
+	const struct bipfw_peer *p = &fw->peers[peer];
 	const struct bipfw_port *w = mem_port(fw);
 
-	if (w && w->cls->mem_wake && fw->peers[peer].wire != BIPFW_NO_WIRE &&
-	    bipfw_port_of(fw, peer) == w)
+	if (w && w->cls->mem_wake && p->state == BIPFW_PEER_LIVE &&
+	    p->wire != BIPFW_NO_WIRE && bipfw_port_of(fw, peer) == w)
 		w->cls->mem_wake(w->ctx, peer);
 }
 

@@ -142,8 +142,8 @@ void MPIDI_BIP_coll_init(void)
 }
 
 /* The rings start half a page past the slots (the sleepers' words lie
- * between), and each is a line longer
- * than its data: a copy between buffers at the same offset in their pages
+ * between), and each is a line longer than its data: a copy between
+ * buffers at the same offset in their pages
  * (malloc gives large ones at 16 bytes in) stalls on every load in the
  * core's 4 KiB store-to-load check, and so would one between two ranks'
  * chunks (a 4 KiB allreduce of 2 ranks: 3.0 us, against 1.0). */
@@ -229,16 +229,17 @@ static int rank_failed(struct MPIDI_BIP_coll *c, int rank, bool malformed,
 	return coll_fail(c, err, MPIR_ERR_OTHER, errflag);
 }
 
-/* The ranks that may sleep waiting for rank, a bit each (rank % 64 for
- * both): 64 words between the slots and the rings. */
+/* The ranks that may sleep waiting for rank, a bit each: a word per rank
+ * between the slots and the rings. Waits in larger communicators only
+ * yield (a bit shared by two ranks would be cleared by one while the
+ * other sleeps). */
 #define SLEEPERS 64
 
 static uint64_t *sleepers_of(const struct MPIDI_BIP_coll *c, int rank)
 {
 	_Static_assert(SLEEPERS * sizeof(uint64_t) <= RINGS_SKEW,
 		       "the sleepers' words fit before the rings");
-	return (uint64_t *)(c->base + (size_t)SLOTS * SLOT * (size_t)c->size) +
-	       rank % SLEEPERS;
+	return (uint64_t *)(c->base + c->rings_off - RINGS_SKEW) + rank;
 }
 
 /* Rule: a wait for rank may sleep (BIP's idle policy, on its doorbell)
@@ -254,7 +255,7 @@ static uint64_t *sleepers_of(const struct MPIDI_BIP_coll *c, int rank)
 static void may_sleep(struct MPIDI_BIP_coll *c, int rank,
 		      const uint64_t *seq, uint64_t s)
 {
-	__atomic_fetch_or(sleepers_of(c, rank), 1ull << (c->rank % SLEEPERS),
+	__atomic_fetch_or(sleepers_of(c, rank), 1ull << c->rank,
 			  __ATOMIC_SEQ_CST);
 	bip_mem_watch(MPIDI_BIP_global.ep, seq, s);
 }
@@ -262,8 +263,8 @@ static void may_sleep(struct MPIDI_BIP_coll *c, int rank,
 static void awake(struct MPIDI_BIP_coll *c, int rank)
 {
 	bip_mem_watch(MPIDI_BIP_global.ep, NULL, 0);
-	__atomic_fetch_and(sleepers_of(c, rank),
-			   ~(1ull << (c->rank % SLEEPERS)), __ATOMIC_RELAXED);
+	__atomic_fetch_and(sleepers_of(c, rank), ~(1ull << c->rank),
+			   __ATOMIC_RELAXED);
 }
 
 static void wake_sleepers(MPIR_Comm *comm, struct MPIDI_BIP_coll *c)
@@ -271,13 +272,15 @@ static void wake_sleepers(MPIR_Comm *comm, struct MPIDI_BIP_coll *c)
 	bip_ep_t *ep = MPIDI_BIP_global.ep;
 	uint64_t bits;
 
+	if (c->size > SLEEPERS)
+		return;
 	bip_mem_wake_barrier(ep);
 	bits = __atomic_load_n(sleepers_of(c, c->rank), __ATOMIC_RELAXED);
-	while (bits) {
-		for (int r = __builtin_ctzll(bits); r < c->size; r += SLEEPERS)
-			if (r != c->rank)
-				bip_mem_wake(ep, MPIDI_BIP_node_of(comm, r));
-		bits &= bits - 1;
+	for (; bits; bits &= bits - 1) {
+		int r = __builtin_ctzll(bits);
+
+		if (r < c->size && r != c->rank)
+			bip_mem_wake(ep, MPIDI_BIP_node_of(comm, r));
 	}
 }
 
@@ -288,6 +291,7 @@ static int wait_for(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, int rank,
 {
 	const uint64_t *seq = seq_of(c, rank, s);
 	unsigned polls = 0, turns = 0;
+	bool sleepy = false;
 	uint64_t v;
 	int node, mpi_errno = MPI_SUCCESS;
 
@@ -295,10 +299,14 @@ static int wait_for(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, int rank,
 		if (++polls < POLLS)
 			continue;
 		polls = 0;
-		if (++turns == TURNS_AWAKE)
+		/* Threads never sleep (bip_progress.c): no bit for them. */
+		if (turns < TURNS_AWAKE && ++turns == TURNS_AWAKE &&
+		    c->size <= SLEEPERS && !MPIR_ThreadInfo.isThreaded) {
 			may_sleep(c, rank, seq, s);
-		mpi_errno = turns < TURNS_AWAKE ? MPID_Progress_test(NULL)
-						: MPIDI_Progress_test_waiting();
+			sleepy = true;
+		}
+		mpi_errno = sleepy ? MPIDI_Progress_test_waiting()
+				   : MPID_Progress_test(NULL);
 		if (mpi_errno) {
 			mpi_errno = coll_fail(c, mpi_errno, MPIR_ERR_OTHER,
 					      errflag);
@@ -318,7 +326,7 @@ static int wait_for(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, int rank,
 			break;
 		}
 	}
-	if (turns >= TURNS_AWAKE)
+	if (sleepy)
 		awake(c, rank);
 	if (mpi_errno)
 		return mpi_errno;

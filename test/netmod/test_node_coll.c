@@ -27,7 +27,8 @@
  * "exit": 2 ITERS allreduces, then MPI_Finalize at once (a rank that saw
  * all arrive leaves while the others may still be looking: they must not
  * take it for dead). With "wake": ITERS barriers that the last rank
- * reaches LATE_US late, so that the others sleep; they must leave within
+ * reaches LATE_US late, so that the others sleep (under 30 % of a core
+ * used while they wait); they must leave within
  * WOKEN_US of its arrival in most of them (a sleep that nothing wakes
  * ends after up to 1 ms: about 1 in 5 would).
  * Prints "test_node_coll: passed" on rank 0.
@@ -38,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -263,13 +265,28 @@ static double now_us(void)
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-/* Waiters that sleep in a barrier are woken by the late rank's arrival
- * (one clock for the host's processes: CLOCK_MONOTONIC). */
+static double cpu_us(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
+	       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
+/* Waiters in a barrier sleep (they give their core away: little CPU time)
+ * and are woken by the late rank's arrival (one clock for the host's
+ * processes: CLOCK_MONOTONIC). */
 static void woken(int iters)
 {
 	int late = size - 1, quick = 0;
-	double arrived, left;
+	double arrived, left, wall, cpu;
 
+	/* Past the first collectives, which go by messages. */
+	for (int i = 0; i < 10; i++)
+		MPI_Barrier(MPI_COMM_WORLD);
+	wall = now_us();
+	cpu = cpu_us();
 	for (int it = 0; it < iters; it++) {
 		MPI_Barrier(MPI_COMM_WORLD);
 		if (rank == late)
@@ -280,6 +297,11 @@ static void woken(int iters)
 		MPI_Bcast(&arrived, 1, MPI_DOUBLE, late, MPI_COMM_WORLD);
 		quick += left - arrived < WOKEN_US;
 	}
+	wall = now_us() - wall;
+	cpu = cpu_us() - cpu;
+	CHECK(rank == late || cpu < 0.3 * wall,
+	      "rank %d used %.0f of %.0f us waiting: it did not sleep", rank,
+	      cpu, wall);
 	CHECK(rank == late || 3 * quick >= 2 * iters,
 	      "rank %d left a barrier within %d us of the last arrival in "
 	      "%d of %d",

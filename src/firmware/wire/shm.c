@@ -270,7 +270,7 @@ struct bipfw_shm {
 	bool lazy;        /* rings are reserved as they fill (the kernel can
 			   * populate a mapping without SIGBUS) */
 	bool membarrier;  /* registered for global membarriers */
-	bool fence_any;   /* a peer attached that sleeps without one */
+	bool fence_any;   /* a peer attached needs our fence (pp->fence) */
 	const uint64_t *watch; /* shared word a sleep waits on too... */
 	uint64_t watch_value;  /* ...until it holds at least this */
 	bool linked;      /* our name is still in /dev/shm */
@@ -1186,7 +1186,18 @@ static struct bip_pkt_hdr *shm_reserve(void *ctx, int peer, size_t len)
 	return (struct bip_pkt_hdr *)(pp->out->data + at);
 }
 
-/* The peer's doorbell, if it sleeps (after our barrier: shm_commit's). */
+/* The writer's half of the no-lost-wakeup barrier (the sleeper's is
+ * sleep_barrier): a fence, or nothing where the sleeper's membarrier runs
+ * one on our CPU for us. */
+static void wake_fence(bool fence)
+{
+	if (fence)
+		atomic_thread_fence(memory_order_seq_cst);
+	else
+		atomic_signal_fence(memory_order_seq_cst);
+}
+
+/* The peer's doorbell, if it sleeps (after wake_fence). */
 static void wake_sleeper(struct bipfw_shm *shm, int peer)
 {
 	struct seg_hdr *s = shm->peers[peer].seg;
@@ -1217,10 +1228,7 @@ static void shm_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
 	 * them). The peer's side is sleep_barrier. A peer that issues a
 	 * global membarrier before sleeping runs that barrier on our CPU for
 	 * us, so the send path costs no fence; else we fence ourselves. */
-	if (pp->fence)
-		atomic_thread_fence(memory_order_seq_cst);
-	else
-		atomic_signal_fence(memory_order_seq_cst);
+	wake_fence(pp->fence);
 	wake_sleeper(shm, peer);
 }
 
@@ -1554,10 +1562,7 @@ static void shm_mem_wake_barrier(void *ctx)
 {
 	const struct bipfw_shm *shm = ctx;
 
-	if (!shm->membarrier || shm->fence_any)
-		atomic_thread_fence(memory_order_seq_cst);
-	else
-		atomic_signal_fence(memory_order_seq_cst);
+	wake_fence(!shm->membarrier || shm->fence_any);
 }
 
 static void shm_mem_wake(void *ctx, int peer)
