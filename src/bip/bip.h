@@ -253,8 +253,8 @@ int bip_mem_unmap(bip_ep_t *ep, void *addr);
 /* Waiting on such memory, as on the NIC: a process that waits for a word
  * there to grow names it with bip_mem_watch; while it does, the idle
  * policy (bip_idle, bip_idle_wait) sleeps only while *word < value. One
- * watch per endpoint: a call replaces the last, word NULL ends it; end it
- * before the memory is unmapped or freed. 0, -BIP_EINVAL, -BIP_EAGAIN (no
+ * watch per endpoint: a call replaces the last, word NULL ends it, and so
+ * does unmapping or freeing the memory it lies in. 0, -BIP_EINVAL, -BIP_EAGAIN (no
  * shared memory here). One that raises such a word calls
  * bip_mem_wake_barrier once (0, -BIP_EINVAL), then bip_mem_wake for each
  * node that may wait on it: the node's doorbell rings if it sleeps (a load

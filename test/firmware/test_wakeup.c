@@ -8,7 +8,8 @@
  * wait with nothing sent must last its whole timeout: else this test could
  * not tell a lost wakeup from a woken sleeper. The same for a word of
  * shared memory that node 1 watches (mem_watch) and node 0 raises, then
- * wakes it (mem_wake_barrier, mem_wake), as the netmod's collectives do.
+ * wakes it (mem_wake_barrier, mem_wake), as the netmod's collectives do;
+ * a watch into shared memory ends when that memory is freed.
  */
 #define _GNU_SOURCE
 #include <stdbool.h>
@@ -173,6 +174,21 @@ int main(void)
 	CHECK(took >= IDLE_US * 1000ull * 8 / 10,
 	      "no watch: the word is not looked at (%llu ns)",
 	      (unsigned long long)took);
+	/* A watch into shared memory ends when the memory goes: the next
+	 * sleep reads nothing unmapped (else SIGSEGV). */
+	{
+		void *mem;
+		uint64_t key;
+
+		CHECK(bipfw_shm_class.mem_alloc(ends[1], 4096, &mem, &key) == 0,
+		      "shared memory to watch");
+		bipfw_shm_class.mem_watch(ends[1], (uint64_t *)mem + 1, 1);
+		bipfw_shm_class.mem_free(ends[1], mem, 4096, key);
+		took = timed_wait(IDLE_US);
+		CHECK(took >= IDLE_US * 1000ull * 8 / 10,
+		      "a watch into freed memory ended with it (%llu ns)",
+		      (unsigned long long)took);
+	}
 	bipfw_shm_close(ends[0]);
 	bipfw_shm_close(ends[1]);
 	return unit_result("test_wakeup");

@@ -1526,10 +1526,21 @@ static int shm_mem_alloc(void *ctx, size_t len, void **addr_p,
 	return rc;
 }
 
+/* A watch into memory that goes ends with it: a sleep never reads a
+ * mapping that is gone. */
+static void unwatch(struct bipfw_shm *shm, const void *addr, size_t len)
+{
+	uintptr_t w = (uintptr_t)shm->watch, a = (uintptr_t)addr;
+
+	if (addr && w >= a && w - a < len)
+		shm->watch = NULL;
+}
+
 static void shm_mem_free(void *ctx, void *addr, size_t len, uint64_t key)
 {
 	struct bipfw_shm *shm = ctx;
 
+	unwatch(shm, addr, len);
 	bipfw_shm_mem_free(addr, len, key);
 	shm->nregions--;
 }
@@ -1575,7 +1586,7 @@ static void shm_mem_wake(void *ctx, int peer)
 
 static void shm_mem_unmap(void *ctx, void *addr, size_t len)
 {
-	(void)ctx;
+	unwatch(ctx, addr, len);
 	bipfw_shm_mem_unmap(addr, len);
 }
 
