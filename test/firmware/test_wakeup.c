@@ -101,6 +101,41 @@ static uint64_t timed_wait(unsigned timeout_us)
 	return now_ns() - t0;
 }
 
+/* A wait with nothing to end it lasts its whole timeout: else this test
+ * could not tell a lost wakeup from a woken sleeper. */
+static void sleeps_through(const char *what)
+{
+	uint64_t took = timed_wait(IDLE_US);
+
+	CHECK(took >= IDLE_US * 1000ull * 8 / 10,
+	      "%s: the wait sleeps its timeout (%llu ns)", what,
+	      (unsigned long long)took);
+}
+
+/* Node 0 acts (a packet, or the word raised) at each step of node 1's
+ * going to sleep in turn: each wait must end at once. */
+static void woken_at_each_step(const char *what)
+{
+	for (send_at = 0; send_at < BIPFW_SHM_SLEEP_STEPS; send_at++) {
+		uint64_t took;
+
+		sent = 0;
+		took = timed_wait(TIMEOUT_US);
+		CHECK(sent == 1, "%s, step %d: the hook acted", what, send_at);
+		CHECK(took < PROMPT_NS,
+		      "%s, step %d: that ends the wait at once (took %llu ns)",
+		      what, send_at, (unsigned long long)took);
+		if (raise_word)
+			bipfw_shm_class.mem_watch(ends[1], &word, word + 1);
+		else
+			CHECK(drain() == 1, "step %d: node 1 got the packet",
+			      send_at);
+		printf("%s, step %d: woken after %llu ns\n", what, send_at,
+		       (unsigned long long)took);
+	}
+	send_at = -1;
+}
+
 int main(void)
 {
 	struct bipfw_wire_params p = {
@@ -128,52 +163,21 @@ int main(void)
 	}
 	bipfw_shm_set_sleep_hook(ends[1], hook, NULL);
 
-	took = timed_wait(IDLE_US);
-	CHECK(took >= IDLE_US * 1000ull * 8 / 10,
-	      "an idle wait sleeps its timeout (%llu ns)",
-	      (unsigned long long)took);
-	for (send_at = 0; send_at < BIPFW_SHM_SLEEP_STEPS; send_at++) {
-		sent = 0;
-		took = timed_wait(TIMEOUT_US);
-		CHECK(sent == 1, "step %d: the hook sent", send_at);
-		CHECK(took < PROMPT_NS,
-		      "step %d: a packet sent there ends the wait at once "
-		      "(took %llu ns)", send_at, (unsigned long long)took);
-		CHECK(drain() == 1, "step %d: node 1 got the packet", send_at);
-		printf("step %d: woken after %llu ns\n", send_at,
-		       (unsigned long long)took);
-	}
+	sleeps_through("idle");
+	woken_at_each_step("packet");
 
 	/* Waiting on a word: idle while it stays low, woken when raised. */
 	raise_word = true;
-	send_at = -1;
 	bipfw_shm_class.mem_watch(ends[1], &word, 1);
-	took = timed_wait(IDLE_US);
-	CHECK(took >= IDLE_US * 1000ull * 8 / 10,
-	      "an idle wait on a word sleeps its timeout (%llu ns)",
-	      (unsigned long long)took);
-	for (send_at = 0; send_at < BIPFW_SHM_SLEEP_STEPS; send_at++) {
-		sent = 0;
-		took = timed_wait(TIMEOUT_US);
-		CHECK(sent == 1, "word, step %d: the hook raised it", send_at);
-		CHECK(took < PROMPT_NS,
-		      "word, step %d: raising it ends the wait at once "
-		      "(took %llu ns)", send_at, (unsigned long long)took);
-		printf("word, step %d: woken after %llu ns\n", send_at,
-		       (unsigned long long)took);
-		bipfw_shm_class.mem_watch(ends[1], &word, word + 1);
-	}
+	sleeps_through("a word that stays low");
+	woken_at_each_step("word");
 	/* Raised before the wait: no sleep at all. */
-	send_at = -1;
 	bipfw_shm_class.mem_watch(ends[1], &word, word);
 	took = timed_wait(TIMEOUT_US);
 	CHECK(took < PROMPT_NS, "a word raised already: no sleep (%llu ns)",
 	      (unsigned long long)took);
 	bipfw_shm_class.mem_watch(ends[1], NULL, 0);
-	took = timed_wait(IDLE_US);
-	CHECK(took >= IDLE_US * 1000ull * 8 / 10,
-	      "no watch: the word is not looked at (%llu ns)",
-	      (unsigned long long)took);
+	sleeps_through("no watch, a word raised");
 	/* A watch into shared memory ends when the memory goes: the next
 	 * sleep reads nothing unmapped (else SIGSEGV). */
 	{
@@ -184,10 +188,7 @@ int main(void)
 		      "shared memory to watch");
 		bipfw_shm_class.mem_watch(ends[1], (uint64_t *)mem + 1, 1);
 		bipfw_shm_class.mem_free(ends[1], mem, 4096, key);
-		took = timed_wait(IDLE_US);
-		CHECK(took >= IDLE_US * 1000ull * 8 / 10,
-		      "a watch into freed memory ended with it (%llu ns)",
-		      (unsigned long long)took);
+		sleeps_through("a watch into freed memory");
 	}
 	bipfw_shm_close(ends[0]);
 	bipfw_shm_close(ends[1]);

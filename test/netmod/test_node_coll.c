@@ -437,41 +437,43 @@ static void threads(int iters)
 	}
 }
 
+/* The end of every mode: passed once every rank got here (the "exit"
+ * mode leaves without a last barrier, right after its collectives). */
+static int passed(int barrier)
+{
+	if (barrier)
+		MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0)
+		printf("test_node_coll: passed\n");
+	MPI_Finalize();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int iters = argc > 1 ? atoi(argv[1]) : 20, provided;
+	const char *mode = argc > 2 ? argv[2] : "";
 	MPI_Comm rev, dup;
 
-	if (argc > 2 && !strcmp(argv[2], "threads")) {
+	if (!strcmp(mode, "threads")) {
 		MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
 		MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 		MPI_Comm_size(MPI_COMM_WORLD, &size);
 		CHECK(provided == MPI_THREAD_MULTIPLE, "no MPI_THREAD_MULTIPLE");
 		threads(iters);
-		MPI_Barrier(MPI_COMM_WORLD);
-		if (rank == 0)
-			printf("test_node_coll: passed\n");
-		MPI_Finalize();
-		return 0;
+		return passed(1);
 	}
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	if (argc > 2 && !strcmp(argv[2], "wake")) {
+	if (!strcmp(mode, "wake")) {
 		woken(iters);
-		MPI_Barrier(MPI_COMM_WORLD);
-		if (rank == 0)
-			printf("test_node_coll: passed\n");
-		MPI_Finalize();
-		return 0;
+		return passed(1);
 	}
-	if (argc > 2 && !strcmp(argv[2], "exit")) {
+	if (!strcmp(mode, "exit")) {
 		for (int it = 0; it < iters; it++)
 			allreduce_ints(MPI_COMM_WORLD, it, 1, 0);
-		if (rank == 0)
-			printf("test_node_coll: passed\n");
-		MPI_Finalize();
-		return 0;
+		return passed(0);
 	}
 	all(MPI_COMM_WORLD, iters);
 	MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
@@ -480,9 +482,5 @@ int main(int argc, char **argv)
 	MPI_Comm_free(&rev);
 	all(dup, iters);
 	MPI_Comm_free(&dup);
-	MPI_Barrier(MPI_COMM_WORLD);
-	if (rank == 0)
-		printf("test_node_coll: passed\n");
-	MPI_Finalize();
-	return 0;
+	return passed(1);
 }
