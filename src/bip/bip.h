@@ -254,8 +254,8 @@ int bip_mem_unmap(bip_ep_t *ep, void *addr);
  * there to grow names it with bip_mem_watch; while it does, the idle
  * policy (bip_idle, bip_idle_wait) sleeps only while *word < value. One
  * watch per endpoint: a call replaces the last, word NULL ends it, and so
- * does unmapping or freeing the memory it lies in. 0, -BIP_EINVAL, -BIP_EAGAIN (no
- * shared memory here). One that raises such a word calls
+ * does unmapping or freeing the memory it lies in (0, -BIP_EINVAL,
+ * -BIP_EAGAIN: no shared memory here). One that raises such a word calls
  * bip_mem_wake_barrier once (0, -BIP_EINVAL), then bip_mem_wake for each
  * node that may wait on it: the node's doorbell rings if it sleeps (a load
  * when it does not; 0, -BIP_EINVAL, -BIP_ENODE, -BIP_ESTATE). Without the
