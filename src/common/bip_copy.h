@@ -33,9 +33,40 @@ static inline int bip_copy_slow(uintptr_t dst, uintptr_t src)
 /* Below this, rep movsb's slow case costs less than the loop's start. */
 #define BIP_COPY_LOOP_MIN 2048
 
+/* Up to 64 bytes (the headers and payloads of small messages): inline,
+ * two overlapping moves of the widest size that fits, where memcpy would
+ * cost a call through the PLT and its dispatch on the size. */
+static inline void bip_copy_small(void *dst, const void *src, size_t len)
+{
+	unsigned char *d = (unsigned char *)dst;
+	const unsigned char *s = (const unsigned char *)src;
+
+	if (len >= 32) {
+		memcpy(d, s, 32);
+		memcpy(d + len - 32, s + len - 32, 32);
+	} else if (len >= 16) {
+		memcpy(d, s, 16);
+		memcpy(d + len - 16, s + len - 16, 16);
+	} else if (len >= 8) {
+		memcpy(d, s, 8);
+		memcpy(d + len - 8, s + len - 8, 8);
+	} else if (len >= 4) {
+		memcpy(d, s, 4);
+		memcpy(d + len - 4, s + len - 4, 4);
+	} else if (len) {
+		d[0] = s[0];
+		d[len - 1] = s[len - 1];
+		d[len / 2] = s[len / 2];
+	}
+}
+
+#define BIP_COPY_SMALL_MAX 64
+
 static inline void bip_copy(void *dst, const void *src, size_t len)
 {
-	if (len >= BIP_COPY_LOOP_MIN &&
+	if (len <= BIP_COPY_SMALL_MAX)
+		bip_copy_small(dst, src, len);
+	else if (len >= BIP_COPY_LOOP_MIN &&
 	    bip_copy_slow((uintptr_t)dst, (uintptr_t)src))
 		bip_copy_loop(dst, src, len);
 	else

@@ -2,8 +2,9 @@
  * test_copy.c - bip_copy (bip_copy.h) moves exactly the bytes memcpy
  * would: every distance between source and destination modulo 4 KiB that
  * takes its own loop (1 to 63 bytes ahead) and some that do not, lengths
- * on both sides of the loop's threshold and of its 64-byte steps, and
- * nothing written around the destination.
+ * on both sides of the loop's threshold and of its 64-byte steps, every
+ * length of the inline copy of small ones (0 to 64 bytes, at each
+ * alignment of a cache line), and nothing written around the destination.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,6 +38,18 @@ int main(void)
 			      "%zu bytes %d ahead: bytes differ", len, ahead);
 			CHECK(d[-1] == 0xa5 && d[len] == 0xa5,
 			      "%zu bytes %d ahead: wrote outside", len, ahead);
+		}
+	}
+	for (size_t len = 0; len <= BIP_COPY_SMALL_MAX + 1; len++) {
+		for (int off = 0; off < 64; off++) {
+			unsigned char *d = dst + 64 + off;
+
+			memset(dst, 0xa5, 256);
+			bip_copy(d, src + 3 + off, len);
+			CHECK(!memcmp(d, src + 3 + off, len),
+			      "%zu bytes at %d: bytes differ", len, off);
+			CHECK(d[-1] == 0xa5 && d[len] == 0xa5,
+			      "%zu bytes at %d: wrote outside", len, off);
 		}
 	}
 	free(src);
