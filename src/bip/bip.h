@@ -150,7 +150,9 @@ int bip_peek(bip_ep_t *ep, const void **data, struct bip_status *st);
 int bip_consume(bip_ep_t *ep);
 
 /* bip_peek without driving progress: for a caller that drains the queue
- * after one bip_poll(). */
+ * after one bip_poll(). It still takes a small message from a peer of
+ * this host straight from that peer's ring when the queue is empty (see
+ * bip_poll). */
 int bip_peek_nopoll(bip_ep_t *ep, const void **data, struct bip_status *st);
 
 /* --- long messages ----------------------------------------------------- */
@@ -268,7 +270,11 @@ int bip_mem_wake(bip_ep_t *ep, int node);
 
 /* Drive the NIC program once: returns the number of events handled (>= 0),
  * or a pending asynchronous error (-BIP_EOVERFLOW is reported once per
- * overflow episode, then progress continues). */
+ * overflow episode, then progress continues). When every other node is on
+ * this host and only small messages are under way, a turn runs every 16th
+ * call only: the receive calls take small messages straight from the
+ * rings, and any other packet, a send to ourselves or pending work makes
+ * the next call a turn. */
 int bip_poll(bip_ep_t *ep);
 
 /* Wait until something happens or timeout_us passes (-1: no limit), with the

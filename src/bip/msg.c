@@ -13,7 +13,7 @@ int bip_poll(bip_ep_t *ep)
 
 	if (!ep)
 		return -BIP_EINVAL;
-	n = bipfw_step(ep->fw);
+	n = bipfw_poll(ep->fw);
 	err = bipfw_take_error(ep->fw);
 	return err ? err : n;
 }
@@ -128,8 +128,8 @@ int bip_send(bip_ep_t *ep, int node, const void *buf, size_t len)
 
 /* The oldest queued small message; after a turn of the NIC program first
  * if `poll` and the queue is empty. */
-static int peek(bip_ep_t *ep, const void **data, struct bip_status *st,
-		bool poll)
+static inline int peek(bip_ep_t *ep, const void **data,
+		       struct bip_status *st, bool poll)
 {
 	size_t len;
 	int node, err;
@@ -163,16 +163,7 @@ int bip_peek_nopoll(bip_ep_t *ep, const void **data, struct bip_status *st)
 
 int bip_consume(bip_ep_t *ep)
 {
-	const void *data;
-	size_t len;
-	int node;
-
-	if (!ep)
-		return -BIP_EINVAL;
-	if (bipfw_small_peek(ep->fw, &data, &len, &node))
-		return -BIP_EAGAIN;
-	bipfw_small_pop(ep->fw);
-	return 0;
+	return ep ? bipfw_small_pop(ep->fw) : -BIP_EINVAL;
 }
 
 int bip_recv_try(bip_ep_t *ep, void *buf, size_t cap, struct bip_status *st)

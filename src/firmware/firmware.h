@@ -78,6 +78,9 @@ enum bipfw_wire_scope {
 /* The kernel segments and coalesces its runs of packets (UDP GSO/GRO):
  * long data is cheaper by it than by a wire that pays per packet. */
 #define BIPFW_WIRE_BULK 0x2
+/* peek shows a private, aligned copy of the header, which only the next
+ * peek overwrites: it may be checked and used in place. */
+#define BIPFW_WIRE_PEEK_COPY 0x4
 
 /*
  * A wire class: one per kind of link (src/firmware/wire/<name>.c). The NIC
@@ -321,6 +324,11 @@ int bipfw_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes);
  * Returns the number of events handled. */
 int bipfw_step(struct bipfw *fw);
 
+/* A poll: a step, or between lossless peers only a count when no step is
+ * due, small messages then being taken straight from the link by
+ * bipfw_small_peek. Returns the number of events handled. */
+int bipfw_poll(struct bipfw *fw);
+
 /* Sleep through the wire until traffic arrives, at most max_us (shorter
  * when timers are pending). Pending acks are sent first. */
 void bipfw_block(struct bipfw *fw, unsigned max_us);
@@ -383,7 +391,9 @@ int bipfw_reap_lrecv(struct bipfw *fw, uint32_t tag, uint32_t gen, int *node_p,
 /* Oldest small message, or -BIP_EAGAIN. */
 int bipfw_small_peek(struct bipfw *fw, const void **data, size_t *len_p,
 		     int *node_p);
-void bipfw_small_pop(struct bipfw *fw);
+/* The oldest out of the queue: 0, or -BIP_EAGAIN if it is empty (none
+ * is taken from the link for that). */
+int bipfw_small_pop(struct bipfw *fw);
 
 /* Asynchronous errors (overflow): returns and clears the pending one. */
 int bipfw_take_error(struct bipfw *fw);

@@ -292,23 +292,25 @@ int bipfw_cancel_lrecv(struct bipfw *fw, uint32_t tag, uint32_t gen)
 int bipfw_small_peek(struct bipfw *fw, const void **data, size_t *len_p,
 		     int *node_p)
 {
-	struct bipfw_small_entry *e;
+	const struct bipfw_small_entry *e;
 
-	if (!fw->sq_count)
+	if (fw->direct_out)
+		e = &fw->direct;
+	else if (fw->sq_count)
+		e = &fw->smallq[fw->sq_head];
+	else if (fw->direct_wire >= 0 && bipfw_rx_direct(fw))
+		e = &fw->direct;
+	else
 		return -BIP_EAGAIN;
-	e = &fw->smallq[fw->sq_head];
 	*data = e->data;
 	*len_p = e->len;
 	*node_p = e->src;
 	return 0;
 }
 
-void bipfw_small_pop(struct bipfw *fw)
+/* The host is done with e: its loan ends, its buffer goes back. */
+static void entry_done(struct bipfw *fw, struct bipfw_small_entry *e)
 {
-	struct bipfw_small_entry *e = &fw->smallq[fw->sq_head];
-
-	if (!fw->sq_count)
-		return;
 	if (e->kept) {
 		const struct bipfw_port *w = &fw->wires[e->kept - 1];
 
@@ -319,9 +321,22 @@ void bipfw_small_pop(struct bipfw *fw)
 		bipfw_qbuf_put(fw, e->buf);
 		e->buf = NULL;
 	}
+}
+
+int bipfw_small_pop(struct bipfw *fw)
+{
+	if (fw->direct_out) {
+		entry_done(fw, &fw->direct);
+		fw->direct_out = false;
+		return 0;
+	}
+	if (!fw->sq_count)
+		return -BIP_EAGAIN;
+	entry_done(fw, &fw->smallq[fw->sq_head]);
 	if (++fw->sq_head == fw->cfg.small_queue)
 		fw->sq_head = 0;
 	fw->sq_count--;
+	return 0;
 }
 
 int bipfw_take_error(struct bipfw *fw)

@@ -240,6 +240,7 @@ int bipfw_create(const struct bipfw_config *cfg, struct bipfw **fw_p)
 		return -BIP_ENOMEM;
 	fw->cfg = *cfg;
 	fw->kdev.fd = -1;
+	fw->direct_wire = -1;
 
 	fw->peers = calloc(n, sizeof(*fw->peers));
 	fw->tx_list = calloc(n, sizeof(*fw->tx_list));
@@ -510,6 +511,26 @@ int bipfw_step(struct bipfw *fw)
 	if (fw->now >= fw->next_liveness && rx < RX_BUDGET)
 		n += check_liveness(fw);
 	return n;
+}
+
+/* Rule: between lossless peers a poll runs no step unless one is due, and
+ * bipfw_small_peek takes small messages straight from the link, the one
+ * kind of packet that asks nothing of the event loop (no ack, no state):
+ * a whole small message outside the sequence, from a live peer, whose ack
+ * brings no news. A step is due for any other packet (bipfw_rx_direct or
+ * a step meets it), for a packet to ourselves (the self wire is read by
+ * steps only), while the transmit side or a lossy peer's timers have
+ * work, and every STEP_EVERY polls for the clock and the peers' liveness. */
+#define STEP_EVERY 16
+
+int bipfw_poll(struct bipfw *fw)
+{
+	if (fw->direct_wire < 0 || fw->step_due || fw->tx_n || fw->batching ||
+	    fw->any_lossy || ++fw->polls % STEP_EVERY == 0) {
+		fw->step_due = false;
+		return bipfw_step(fw);
+	}
+	return 0;
 }
 
 /* Anything to transmit that waits for link space, a hold-off or an ack,

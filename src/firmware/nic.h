@@ -366,6 +366,15 @@ struct bipfw {
 	uint8_t rx_lend;
 	struct bipfw_small_entry *rx_lent;
 	int pending_error;
+	/* The one wire of every other peer, when small messages can be
+	 * taken from it directly (bipfw_rx_direct, ports.c); -1 when not. */
+	int direct_wire;
+	/* The message so taken while the queue was empty, until the host
+	 * consumes it: older than anything queued since. */
+	struct bipfw_small_entry direct;
+	bool direct_out;
+	bool step_due; /* a poll must run a step: see bipfw_poll */
+	unsigned polls;
 
 	uint64_t now;      /* the clock, refreshed every CLOCK_EVERY steps */
 	unsigned tick;
@@ -467,6 +476,9 @@ static inline void bipfw_gather(uint8_t *dst, const struct iovec *iov,
 
 /* rx.c */
 int bipfw_rx_run(struct bipfw *fw, unsigned budget);
+/* The small message at the head of the direct wire into fw->direct: 1, or
+ * 0 if there is none (or another kind of packet: a step is then due). */
+int bipfw_rx_direct(struct bipfw *fw);
 /* tx.c */
 int bipfw_tx_run(struct bipfw *fw);
 /* Whether the transmit side may still owe p something: a packet, or an

@@ -234,6 +234,28 @@ static bool card_for(const char *cards, const char *name, char *buf)
 	}
 }
 
+/* The direct wire (bipfw_poll): the one wire other than self that carries
+ * peers, when it is lossless, lends its packets, shows private copies of
+ * their headers, and carries no bulk runs. */
+static void direct_update(struct bipfw *fw)
+{
+	int direct = -1;
+
+	for (unsigned i = 0; i < fw->nwires; i++) {
+		const struct bipfw_port *w = &fw->wires[i];
+
+		if (w->cls->scope == BIPFW_SCOPE_SELF || (!w->npeers && !w->nbulk))
+			continue;
+		if (direct >= 0 || w->lossy || w->nbulk || !w->cls->keep ||
+		    !(w->cls->flags & BIPFW_WIRE_PEEK_COPY)) {
+			direct = -1;
+			break;
+		}
+		direct = (int)i;
+	}
+	fw->direct_wire = direct;
+}
+
 /* The peer's bulk wire: wire, or none (BIPFW_NO_WIRE). */
 static void bulk_take(struct bipfw *fw, int peer, unsigned wire)
 {
@@ -243,10 +265,11 @@ static void bulk_take(struct bipfw *fw, int peer, unsigned wire)
 		fw->wires[p->bulk].nbulk--;
 	p->bulk = (uint8_t)wire;
 	p->path = p->wire;
-	if (wire == BIPFW_NO_WIRE)
-		return;
-	fw->wires[wire].nbulk++;
-	p->why = fw->wires[wire].bulk_why;
+	if (wire != BIPFW_NO_WIRE) {
+		fw->wires[wire].nbulk++;
+		p->why = fw->wires[wire].bulk_why;
+	}
+	direct_update(fw);
 }
 
 static void port_take(struct bipfw *fw, int peer, unsigned wire,

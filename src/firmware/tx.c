@@ -94,6 +94,8 @@ static int put_on_link(struct bipfw *fw, int peer, struct bip_pkt_hdr *h,
 			(void)commit_copy(w, peer, h, payload, trailing);
 	}
 	fw->cnt.packets_sent++;
+	/* The self wire is read by steps only (bipfw_poll). */
+	fw->step_due |= peer == fw->cfg.node;
 	bipfw_rel_on_ack_sent(&p->rx);
 	return 0;
 }
@@ -152,11 +154,6 @@ int bipfw_tx_small(struct bipfw *fw, int peer, const struct iovec *iov,
 	const struct bipfw_port *w;
 	struct bip_pkt_hdr *pkt;
 	bool inl = len <= BIP_PKT_INLINE_MAX;
-	struct bipfw_txent e = {
-		.type = BIP_PKT_SMALL,
-		.flags = BIP_PKTF_NOSEQ | (inl ? BIP_PKTF_INLINE : 0),
-		.len = (uint32_t)len,
-	};
 
 	/* Rule: a small message overtakes nothing queued for its peer. */
 	if (p->lossy || p->fifo.head != BIPFW_NONE)
@@ -167,14 +164,23 @@ int bipfw_tx_small(struct bipfw *fw, int peer, const struct iovec *iov,
 	pkt = w->cls->reserve(w->ctx, peer, inl ? 0 : len);
 	if (!pkt)
 		return -BIP_EAGAIN;
-	build_hdr(fw, peer, &e, 0, pkt);
-	pkt->ack = p->rx.expected;
+	*pkt = (struct bip_pkt_hdr){
+		.job_key = fw->cfg.job_key,
+		.version = BIP_WIRE_VERSION,
+		.type = BIP_PKT_SMALL,
+		.flags = BIP_PKTF_NOSEQ | (inl ? BIP_PKTF_INLINE : 0),
+		.src = (uint16_t)fw->cfg.node,
+		.dst = (uint16_t)peer,
+		.ack = p->rx.expected,
+		.len = (uint32_t)len,
+	};
 	bipfw_gather(inl ? pkt->inline_data : (uint8_t *)(pkt + 1), iov,
 		     iovcnt);
 	w->cls->commit(w->ctx, peer, pkt, inl ? 0 : len);
 	bipfw_rel_on_ack_sent(&p->rx);
 	p->sent = true;
 	fw->self_unseq += peer == fw->cfg.node;
+	fw->step_due |= peer == fw->cfg.node;
 	fw->cnt.packets_sent++;
 	fw->cnt.small_sent++;
 	return 0;

@@ -960,7 +960,7 @@ static void scan_senders_bits(struct bipfw_shm *shm, uint32_t n)
  * rings that carry traffic. The count sits on the doorbell's line, so
  * noticing a new sender costs one load of a line that is rarely written.
  */
-static void scan_senders(struct bipfw_shm *shm)
+static inline void scan_senders(struct bipfw_shm *shm)
 {
 	uint32_t n = atomic_load_explicit(&shm->self->nsenders,
 					  memory_order_acquire);
@@ -1235,7 +1235,7 @@ static void shm_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
 /* The stamp at the tail of our ring from src: 0 nothing yet, 1 a record,
  * -1 a pad. Our own geometry, from our private copy: peers can write our
  * header. */
-static int ring_state(struct bipfw_shm *shm, int src)
+static inline int ring_state(struct bipfw_shm *shm, int src)
 {
 	uint64_t t = shm->tails[src];
 	uint64_t stamp = atomic_load_explicit(
@@ -1247,7 +1247,7 @@ static int ring_state(struct bipfw_shm *shm, int src)
 	return stamp == (((t + 1) | STAMP_PAD) ^ shm->ring_key) ? -1 : 0;
 }
 
-static bool ring_ready(struct bipfw_shm *shm, int src)
+static inline bool ring_ready(struct bipfw_shm *shm, int src)
 {
 	return ring_state(shm, src) != 0;
 }
@@ -1282,54 +1282,81 @@ static void ring_advance(struct bipfw_shm *shm, int src, uint64_t len)
 		ring_free(shm, src, shm->tails[src]);
 }
 
-/* Look at every inbound ring once, from rx_next on (round-robin). This is
- * the idle loop's hot path: no division, precomputed ring pointers. The
- * header shown is our copy; the record's length comes from that copy,
- * bounded by the end of the ring (a peer that lies about it loses its own
- * packets, never makes us read past the ring). */
-static int shm_peek(void *ctx, const void **hdr,
-		    const void **payload, size_t *avail)
+/* The record (or pads, then maybe a record) at the tail of the ring from
+ * srcs[i]. The header shown is our copy; the record's length comes from
+ * that copy, bounded by the end of the ring (a peer that lies about it
+ * loses its own packets, never makes us read past the ring). */
+static __attribute__((noinline)) int take_record(struct bipfw_shm *shm,
+						 int i, const void **hdr,
+						 const void **payload,
+						 size_t *avail)
 {
-	struct bipfw_shm *shm = ctx;
+	int src = shm->srcs[i], state;
+	uint64_t at, room;
+	size_t len;
+	uint8_t *rec;
+
+	while ((state = ring_state(shm, src)) < 0)
+		ring_advance(shm, src,
+			     shm->ring_size -
+				     (shm->tails[src] & (shm->ring_size - 1)));
+	if (!state)
+		return -BIP_EAGAIN;
+	at = shm->tails[src] & (shm->ring_size - 1);
+	rec = shm->in[src]->data + at;
+	memcpy(&shm->rx_hdr, rec, sizeof(shm->rx_hdr));
+	/* A ring carries its sender's packets only: one that claims another
+	 * source is forged, and packet_valid drops it (a small message
+	 * outside the sequence has no number that a forger would have to
+	 * guess). */
+	if (shm->rx_hdr.src != src)
+		shm->rx_hdr.src = BIPFW_SHM_FORGED;
+	room = shm->ring_size - at - sizeof(struct bip_pkt_hdr);
+	len = shm->rx_hdr.flags & BIP_PKTF_INLINE ? 0 : shm->rx_hdr.len;
+	if (len > room)
+		len = (size_t)room;
+	shm->rx_len = record_bytes(len);
+	*hdr = &shm->rx_hdr;
+	*payload = rec + sizeof(struct bip_pkt_hdr);
+	*avail = len < shm->p.packet_size ? len : shm->p.packet_size;
+	shm->rx_cur = i;
+	return 0;
+}
+
+/* Every inbound ring once, from rx_next on (round-robin), new senders
+ * first included. */
+static __attribute__((noinline)) int peek_rings(struct bipfw_shm *shm,
+						const void **hdr,
+						const void **payload,
+						size_t *avail)
+{
 	int n, i;
 
 	scan_senders(shm);
 	n = shm->nsrcs;
 	i = shm->rx_next;
-
-	for (int k = 0; k < n; k++, i = i + 1 == n ? 0 : i + 1) {
-		int src = shm->srcs[i], state;
-		uint64_t at, room;
-		size_t len;
-		uint8_t *rec;
-
-		while ((state = ring_state(shm, src)) < 0)
-			ring_advance(shm, src,
-				     shm->ring_size - (shm->tails[src] &
-						       (shm->ring_size - 1)));
-		if (!state)
-			continue;
-		at = shm->tails[src] & (shm->ring_size - 1);
-		rec = shm->in[src]->data + at;
-		memcpy(&shm->rx_hdr, rec, sizeof(shm->rx_hdr));
-		/* A ring carries its sender's packets only: one that claims
-		 * another source is forged, and packet_valid drops it (a
-		 * small message outside the sequence has no number that a
-		 * forger would have to guess). */
-		if (shm->rx_hdr.src != src)
-			shm->rx_hdr.src = BIPFW_SHM_FORGED;
-		room = shm->ring_size - at - sizeof(struct bip_pkt_hdr);
-		len = shm->rx_hdr.flags & BIP_PKTF_INLINE ? 0 : shm->rx_hdr.len;
-		if (len > room)
-			len = (size_t)room;
-		shm->rx_len = record_bytes(len);
-		*hdr = &shm->rx_hdr;
-		*payload = rec + sizeof(struct bip_pkt_hdr);
-		*avail = len < shm->p.packet_size ? len : shm->p.packet_size;
-		shm->rx_cur = i;
-		return 0;
-	}
+	for (int k = 0; k < n; k++, i = i + 1 == n ? 0 : i + 1)
+		if (ring_ready(shm, shm->srcs[i]) &&
+		    take_record(shm, i, hdr, payload, avail) == 0)
+			return 0;
 	return -BIP_EAGAIN;
+}
+
+/* This is the idle loop's hot path: no division, precomputed ring
+ * pointers, and with one sender (two processes) a look at one stamp and
+ * no frame: the rest is out of line (take_record, peek_rings). */
+static int shm_peek(void *ctx, const void **hdr, const void **payload,
+		    size_t *avail)
+{
+	struct bipfw_shm *shm = ctx;
+
+	if (shm->nsrcs != 1 ||
+	    atomic_load_explicit(&shm->self->nsenders, memory_order_acquire) !=
+		    shm->nsenders_seen)
+		return peek_rings(shm, hdr, payload, avail);
+	if (!ring_ready(shm, shm->srcs[0]))
+		return -BIP_EAGAIN;
+	return take_record(shm, 0, hdr, payload, avail);
 }
 
 /* The record stays at its ring's tail; the next peek starts at the next
@@ -1790,7 +1817,7 @@ static int shm_connect_ctx(void *ctx, int peer, const char *card)
 
 const struct bipfw_wire_class bipfw_shm_class = {
 	.name = "shm",
-	.flags = 0,
+	.flags = BIPFW_WIRE_PEEK_COPY,
 	.scope = BIPFW_SCOPE_HOST,
 	.knobs = &shm_knobs,
 	.open = shm_open_ctx,

@@ -1,0 +1,209 @@
+/*
+ * test_direct.c - small messages taken straight from the link (a peer of
+ * this host: bip_poll(3) runs a turn of the NIC program only when one is
+ * due, and the receive calls take small messages from the ring) and those
+ * a turn put in the queue come out in one order, intact. Node 1 sends a
+ * stream of every width (inline in a header, lent from the ring, up to
+ * BIP_SMALL_MAX) with long messages among them; node 0 drains it with a
+ * seeded mix of calls: bip_peek_nopoll, bip_peek, runs of bip_poll with a
+ * message held (the turns queue newer ones behind it; its bytes must not
+ * change), bip_recv_try. It also sends to itself on the way (the self
+ * wire, read by turns only). Every message is checked, in order per node.
+ * Usage: bip_run -n 2 test_direct [messages]
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bip.h"
+
+#define LONG_EVERY 97
+#define LONG_LEN (256 * 1024)
+#define LONG_TAG 3
+
+static const size_t widths[] = { 1, 8, 16, 24, 32, 33, 64, 100, 1000, 4000 };
+#define NWIDTHS (sizeof(widths) / sizeof(widths[0]))
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static unsigned draw(unsigned n)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return (unsigned)((rng * 0x2545f4914f6cdd1dull) >> 33) % n;
+}
+
+static void fail(int node, const char *what, int rc)
+{
+	fprintf(stderr, "node %d: %s: %s\n", node, what, bip_strerror(rc));
+	exit(1);
+}
+
+/* Message i of a stream: its width, and a first word that names it. */
+static size_t fill(unsigned char *m, int i)
+{
+	size_t len = widths[i % NWIDTHS];
+
+	for (size_t j = 0; j < len; j++)
+		m[j] = (unsigned char)(i * 31 + j * 7 + 1);
+	if (len >= sizeof(int))
+		memcpy(m, &i, sizeof(int));
+	return len;
+}
+
+static int sender(bip_ep_t *ep, int n)
+{
+	static unsigned char big[LONG_LEN];
+	unsigned char m[4000];
+	int rc;
+
+	for (size_t j = 0; j < LONG_LEN; j++)
+		big[j] = (unsigned char)(j * 3);
+	for (int i = 0; i < n; i++) {
+		if ((rc = bip_send(ep, 0, m, fill(m, i))))
+			fail(1, "bip_send", rc);
+		if (i % LONG_EVERY == LONG_EVERY - 1 &&
+		    (rc = bip_lsend(ep, 0, LONG_TAG, big, LONG_LEN)))
+			fail(1, "bip_lsend", rc);
+	}
+	rc = bip_recv(ep, &n, sizeof(n), NULL); /* until node 0 is done */
+	bip_close(ep);
+	return rc < 0;
+}
+
+struct receiver {
+	bip_ep_t *ep;
+	int next[2];  /* the next message expected from each node */
+	int longs;    /* long messages received */
+	bip_req_t lreq;
+	unsigned char big[LONG_LEN];
+};
+
+/* Re-post the long receive once the last one is in, and check it. */
+static void long_check(struct receiver *r)
+{
+	int done, rc;
+
+	if ((rc = bip_test_nopoll(r->ep, &r->lreq, &done, NULL)))
+		fail(0, "bip_test_nopoll", rc);
+	if (!done)
+		return;
+	for (size_t j = 0; j < LONG_LEN; j++)
+		if (r->big[j] != (unsigned char)(j * 3)) {
+			fprintf(stderr, "node 0: long message %d: byte %zu\n",
+				r->longs, j);
+			exit(1);
+		}
+	r->longs++;
+	memset(r->big, 0, LONG_LEN);
+	if ((rc = bip_ilrecv(r->ep, LONG_TAG, r->big, LONG_LEN, &r->lreq)))
+		fail(0, "bip_ilrecv", rc);
+}
+
+static void check(struct receiver *r, const unsigned char *m,
+		  const struct bip_status *st)
+{
+	unsigned char want[4000];
+	int i = r->next[st->node]++;
+	size_t len = fill(want, i);
+
+	if (st->len != len || memcmp(m, want, len)) {
+		fprintf(stderr, "node 0: message %d from node %d (%zu bytes, "
+				"want %zu): wrong or out of order\n",
+			i, st->node, st->len, len);
+		exit(1);
+	}
+}
+
+/* One step of the drain, chosen at random: 1 when it took a message. */
+static int drain_step(struct receiver *r)
+{
+	unsigned char copy[4000], buf[4000];
+	struct bip_status st;
+	const void *data;
+	int rc;
+
+	switch (draw(5)) {
+	case 0:
+		rc = bip_peek_nopoll(r->ep, &data, &st);
+		break;
+	case 1:
+		rc = bip_peek(r->ep, &data, &st);
+		break;
+	case 2:
+		/* Held while turns queue what comes behind it. */
+		if ((rc = bip_peek(r->ep, &data, &st)) < 0)
+			break;
+		memcpy(copy, data, st.len);
+		for (unsigned k = draw(40); k > 0; k--)
+			if ((rc = bip_poll(r->ep)) < 0 &&
+			    rc != -BIP_EOVERFLOW)
+				fail(0, "bip_poll", rc);
+		if (memcmp(copy, data, st.len)) {
+			fprintf(stderr, "node 0: a held message changed\n");
+			exit(1);
+		}
+		rc = (int)st.len;
+		break;
+	case 3:
+		if ((rc = bip_recv_try(r->ep, buf, sizeof(buf), &st)) >= 0)
+			check(r, buf, &st);
+		return rc >= 0;
+	default:
+		for (unsigned k = draw(20); k > 0; k--)
+			if ((rc = bip_poll(r->ep)) < 0 &&
+			    rc != -BIP_EOVERFLOW)
+				fail(0, "bip_poll", rc);
+		return 0;
+	}
+	if (rc == -BIP_EAGAIN || rc == -BIP_EOVERFLOW)
+		return 0;
+	if (rc < 0)
+		fail(0, "bip_peek", rc);
+	check(r, data, &st);
+	if ((rc = bip_consume(r->ep)))
+		fail(0, "bip_consume", rc);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	static struct receiver r;
+	int n = argc > 1 ? atoi(argv[1]) : 2000, self = n / 10, sent = 0;
+	int longs = n / LONG_EVERY, rc;
+	unsigned char m[4000];
+	struct bip_counters c;
+	bip_ep_t *ep;
+
+	if ((rc = bip_init(&ep))) {
+		fprintf(stderr, "bip_init: %s\n", bip_strerror(rc));
+		return 1;
+	}
+	if (bip_node(ep) == 1)
+		return sender(ep, n);
+	r.ep = ep;
+	if ((rc = bip_ilrecv(ep, LONG_TAG, r.big, LONG_LEN, &r.lreq)))
+		fail(0, "bip_ilrecv", rc);
+	while (r.next[1] < n || r.next[0] < self || r.longs < longs) {
+		if (sent < self && draw(8) == 0) {
+			if ((rc = bip_send(ep, 0, m, fill(m, sent))))
+				fail(0, "bip_send to itself", rc);
+			sent++;
+		}
+		drain_step(&r);
+		long_check(&r);
+	}
+	if ((rc = bip_get_counters(ep, &c)))
+		fail(0, "bip_get_counters", rc);
+	printf("%d messages from node 1, %d from itself, %d long; %llu read "
+	       "in place\n",
+	       r.next[1], r.next[0], r.longs,
+	       (unsigned long long)c.small_in_place);
+	if ((rc = bip_send(ep, 1, &n, sizeof(n))))
+		fail(0, "bip_send", rc);
+	bip_cancel(ep, &r.lreq);
+	bip_close(ep);
+	return 0;
+}
