@@ -158,8 +158,8 @@ void MPIDI_BIP_credits_agree(int node, int peer_accepts)
 /* Hand one message (header, then data) to BIP: the credits we owe ride in
  * its header. With more, others to node follow it at once (BIP may hold
  * it back to send them together). */
-static int ctl_post(int node, MPIDI_BIP_peer_t *p, const struct iovec *iov,
-		    bool more)
+static inline int ctl_post(int node, MPIDI_BIP_peer_t *p,
+			   const struct iovec *iov, bool more)
 {
 	MPIDI_BIP_ctl_t *h = iov[0].iov_base;
 	int rc;

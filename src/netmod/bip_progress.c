@@ -228,8 +228,13 @@ static int dispatch(int node, const void *msg, size_t len)
 	return mpi_errno ? mpi_errno : rc;
 }
 
-/* One turn of BIP's NIC program, then every control message out of BIP's
- * queue at once. */
+/* A turn takes at most this many control messages: BIP hands small
+ * messages from the peers of this host over as they arrive (bip_poll(3)),
+ * and a turn that never ends would starve the rest of progress. */
+#define DRAIN_MAX 64
+
+/* One poll of BIP, then the control messages out of BIP's queue, at most
+ * DRAIN_MAX. */
 static int drain_control(int *progress)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
@@ -244,7 +249,9 @@ static int drain_control(int *progress)
 			    "bip: small-message queue overflowed");
 	else
 		BIP_CHECK(len, "bip_poll");
-	while ((len = bip_peek_nopoll(g->ep, &data, &st)) >= 0) {
+	for (int n = 0; n < DRAIN_MAX &&
+			(len = bip_peek_nopoll(g->ep, &data, &st)) >= 0;
+	     n++) {
 		mpi_errno = dispatch(st.node, data, (size_t)len);
 		bip_consume(g->ep);
 		(*progress)++;
