@@ -7,8 +7,11 @@
  * sends in flight, node 2 closed. Built with -DFUZZ_SEEDS instead, it
  * writes a seed corpus made from the current packet format.
  *
- * Input: one byte of mode (bit 0: a lossy wire, with checksums), then
- * records of a 2-byte payload length, a 64-byte header and the payload.
+ * Input: one byte of mode (bit 0: a lossy wire, with checksums; bit 1, on
+ * a lossless one: the wire lends packets and shows private copies of their
+ * headers, so the host's peeks take small messages straight from it, the
+ * path of shm peers, bipfw_rx_direct), then records of a 2-byte payload
+ * length, a 64-byte header and the payload.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,11 +40,14 @@ enum { SEND_TAG = 2, READY_TAG = 3, RECV_TAG = 0, READY_RECV_TAG = 1 };
 
 /* Like a ring slot, a packet's room is a header and PKT bytes, whatever
  * its header claims. The header sits 4 bytes off alignment, as a segment
- * of a GRO run can: the receive path must copy it, not read it in place. */
+ * of a GRO run can: the receive path must copy it, not read it in place.
+ * A wire that shows private copies (BIPFW_WIRE_PEEK_COPY) aligns them. */
 #define MISALIGN 4
 struct fake {
 	const uint8_t *p;
 	size_t left;
+	size_t at;   /* where the header sits in hdr */
+	bool shown;  /* shown and not yet released: shown again */
 	_Alignas(8) uint8_t hdr[MISALIGN + sizeof(struct bip_pkt_hdr)];
 	uint8_t slot[PKT];
 };
@@ -52,10 +58,12 @@ static int fake_peek(void *ctx, const void **hdr,
 	struct fake *f = ctx;
 	uint16_t len;
 
+	if (f->shown)
+		goto show;
 	if (f->left < 2 + sizeof(struct bip_pkt_hdr))
 		return -BIP_EAGAIN;
 	memcpy(&len, f->p, 2);
-	memcpy(f->hdr + MISALIGN, f->p + 2, sizeof(struct bip_pkt_hdr));
+	memcpy(f->hdr + f->at, f->p + 2, sizeof(struct bip_pkt_hdr));
 	f->p += 2 + sizeof(struct bip_pkt_hdr);
 	f->left -= 2 + sizeof(struct bip_pkt_hdr);
 	if (len > f->left)
@@ -64,21 +72,37 @@ static int fake_peek(void *ctx, const void **hdr,
 		len = PKT;
 	memset(f->slot, 0, sizeof(f->slot));
 	memcpy(f->slot, f->p, len);
-	*hdr = f->hdr + MISALIGN;
-	*payload = f->slot;
-	*avail = PKT;
 	f->p += len;
 	f->left -= len;
+	f->shown = true;
+show:
+	*hdr = f->hdr + f->at;
+	*payload = f->slot;
+	*avail = PKT;
 	return 0;
 }
 
 static void fake_release(void *ctx)
 {
+	((struct fake *)ctx)->shown = false;
 }
 
 /* A held packet is not shown again: the input moves on, as if its sender
  * had vanished behind it. */
 static void fake_hold(void *ctx)
+{
+	((struct fake *)ctx)->shown = false;
+}
+
+/* A lent payload stays in the slot: the host gives it back before the next
+ * peek (the harness drains the queue before every turn). */
+static uint64_t fake_keep(void *ctx)
+{
+	((struct fake *)ctx)->shown = false;
+	return 0;
+}
+
+static void fake_unkeep(void *ctx, int peer, uint64_t token)
 {
 }
 
@@ -173,6 +197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct iovec iov = { sbuf, 100 };
 	struct bipfw *fw;
 	uint32_t gen;
+	bool direct;
 
 	if (!size)
 		return 0;
@@ -182,7 +207,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			atexit(report);
 	}
 	f.left = 0;
-	wire.flags = data[0] & 1 ? BIPFW_WIRE_LOSSY : 0;
+	f.shown = false;
+	direct = (data[0] & 3) == 2;
+	wire.flags = data[0] & 1 ? BIPFW_WIRE_LOSSY
+		     : direct   ? BIPFW_WIRE_PEEK_COPY
+				: 0;
+	wire.keep = direct ? fake_keep : NULL;
+	wire.unkeep = direct ? fake_unkeep : NULL;
+	f.at = direct ? 0 : MISALIGN;
 	if (bipfw_create(&cfg, &fw) || bipfw_wire_add(fw, &wire, &f) != 0)
 		abort();
 	for (int i = 1; i < NODES; i++)
@@ -203,10 +235,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t len;
 		int node;
 
-		bipfw_step(fw);
-		/* The host takes what arrived, so the queue has room. */
+		/* The host takes what arrived, so the queue has room; a
+		 * direct wire's small messages come by its peeks. */
+		if (!direct)
+			bipfw_step(fw);
 		while (bipfw_small_peek(fw, &msg, &len, &node) == 0)
 			bipfw_small_pop(fw);
+		if (direct)
+			bipfw_poll(fw);
 		bipfw_take_error(fw);
 	}
 	bipfw_step(fw);
@@ -248,15 +284,15 @@ static struct bip_pkt_hdr pkt(int src, unsigned type, uint16_t flags,
 	};
 }
 
-static void save(const char *dir, const char *name, int lossy)
+static void save(const char *dir, const char *name, int mode)
 {
+	static const char *const suffix[] = { "", "-lossy", "-direct" };
 	char path[512];
 	FILE *fp;
 
-	snprintf(path, sizeof(path), "%s/%s%s", dir, name,
-		 lossy ? "-lossy" : "");
+	snprintf(path, sizeof(path), "%s/%s%s", dir, name, suffix[mode]);
 	fp = fopen(path, "wb");
-	if (!fp || fputc(lossy, fp) == EOF ||
+	if (!fp || fputc(mode, fp) == EOF ||
 	    fwrite(out, 1, outlen, fp) != outlen || fclose(fp)) {
 		perror(path);
 		exit(1);
@@ -265,8 +301,9 @@ static void save(const char *dir, const char *name, int lossy)
 	memset(seq, 0, sizeof(seq));
 }
 
-static void seeds(const char *dir, int lossy)
+static void seeds(const char *dir, int mode)
 {
+	int lossy = mode & 1;
 	static uint8_t data[3 * PKT];
 	struct bip_pkt_hdr h;
 
@@ -284,7 +321,7 @@ static void seeds(const char *dir, int lossy)
 	h = (struct bip_pkt_hdr){ .job_key = KEY, .version = BIP_WIRE_VERSION,
 				  .type = BIP_PKT_ACK, .src = 1, .ack = 3 };
 	record(&h, NULL, 0, lossy);
-	save(dir, "small", lossy);
+	save(dir, "small", mode);
 
 	/* Small messages outside the sequence (taken on a lossless wire,
 	 * dropped on a lossy one) between sequenced ones, one carrying an
@@ -302,7 +339,7 @@ static void seeds(const char *dir, int lossy)
 	record(&h, data, 100, lossy);
 	h.seq = 5;
 	record(&h, data, 100, lossy);
-	save(dir, "unsequenced", lossy);
+	save(dir, "unsequenced", mode);
 
 	/* More than the queue holds in one turn: refused and NACKed busy on
 	 * a lossy wire, held on a lossless one. */
@@ -310,7 +347,7 @@ static void seeds(const char *dir, int lossy)
 		h = pkt(1, BIP_PKT_SMALL, BIP_PKTF_INLINE, 4);
 		record(&h, NULL, 0, lossy);
 	}
-	save(dir, "overflow", lossy);
+	save(dir, "overflow", mode);
 
 	/* An announced long message into the posted receive, its data. */
 	h = pkt(1, BIP_PKT_LONG_RTS, 0, 0);
@@ -327,7 +364,7 @@ static void seeds(const char *dir, int lossy)
 		h.offset = off;
 		record(&h, data + off, (uint16_t)n, lossy);
 	}
-	save(dir, "long-receive", lossy);
+	save(dir, "long-receive", mode);
 
 	/* The CTS our long send waits for, then the ready send's verdict. */
 	h = pkt(1, BIP_PKT_LONG_CTS, 0, 0);
@@ -345,7 +382,7 @@ static void seeds(const char *dir, int lossy)
 	h = pkt(1, BIP_PKT_LONG_CTS, BIP_PKTF_TRUNC, 0);
 	h.msg_id = SEND_MSG_ID;
 	record(&h, NULL, 0, lossy);
-	save(dir, "long-send", lossy);
+	save(dir, "long-send", mode);
 
 	/* Ready-mode data: into the posted receive (too long: truncated),
 	 * and onto a tag with none (refused, then skipped). */
@@ -358,7 +395,7 @@ static void seeds(const char *dir, int lossy)
 			h.addr = 2 * PKT;
 			record(&h, data + off, PKT, lossy);
 		}
-	save(dir, "ready", lossy);
+	save(dir, "ready", mode);
 
 	/* NACKs (busy and not), a duplicate, a gap, a closed peer, a close. */
 	h = pkt(1, BIP_PKT_SMALL, BIP_PKTF_INLINE, 4);
@@ -379,7 +416,7 @@ static void seeds(const char *dir, int lossy)
 	record(&h, NULL, 0, lossy);
 	h = pkt(3, BIP_PKT_CLOSE, 0, 0);
 	record(&h, NULL, 0, lossy);
-	save(dir, "control", lossy);
+	save(dir, "control", mode);
 
 	/* Packets to drop: another job's, a bad version, a foreign node. */
 	h = pkt(1, BIP_PKT_SMALL, BIP_PKTF_INLINE, 4);
@@ -391,7 +428,7 @@ static void seeds(const char *dir, int lossy)
 	h.version = BIP_WIRE_VERSION;
 	h.src = NODES;
 	record(&h, NULL, 0, lossy);
-	save(dir, "malformed", lossy);
+	save(dir, "malformed", mode);
 }
 
 int main(int argc, char **argv)
@@ -402,6 +439,7 @@ int main(int argc, char **argv)
 	}
 	seeds(argv[1], 0);
 	seeds(argv[1], 1);
+	seeds(argv[1], 2);
 	return 0;
 }
 
