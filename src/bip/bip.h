@@ -151,8 +151,8 @@ int bip_consume(bip_ep_t *ep);
 
 /* bip_peek without driving progress: for a caller that drains the queue
  * after one bip_poll(). It still takes a small message from a peer of
- * this host straight from that peer's ring when the queue is empty (see
- * bip_poll). */
+ * this host straight from that peer's ring when the queue is empty, and
+ * runs the turn that any other packet found there needs (see bip_poll). */
 int bip_peek_nopoll(bip_ep_t *ep, const void **data, struct bip_status *st);
 
 /* --- long messages ----------------------------------------------------- */
@@ -273,8 +273,9 @@ int bip_mem_wake(bip_ep_t *ep, int node);
  * overflow episode, then progress continues). When every other node is on
  * this host and only small messages are under way, a turn runs every 16th
  * call only: the receive calls take small messages straight from the
- * rings, and any other packet, a send to ourselves or pending work makes
- * the next call a turn. */
+ * rings (and run a turn at once for any other packet there), and after
+ * other packets, a send to ourselves or with work pending every call is a
+ * turn. */
 int bip_poll(bip_ep_t *ep);
 
 /* Wait until something happens or timeout_us passes (-1: no limit), with the

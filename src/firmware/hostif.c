@@ -300,6 +300,8 @@ int bipfw_small_peek(struct bipfw *fw, const void **data, size_t *len_p,
 		e = &fw->smallq[fw->sq_head];
 	else if (fw->direct_wire >= 0 && bipfw_rx_direct(fw))
 		e = &fw->direct;
+	else if (fw->sq_count) /* queued by the turn another packet ran */
+		e = &fw->smallq[fw->sq_head];
 	else
 		return -BIP_EAGAIN;
 	*data = e->data;

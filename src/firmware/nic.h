@@ -477,7 +477,7 @@ static inline void bipfw_gather(uint8_t *dst, const struct iovec *iov,
 /* rx.c */
 int bipfw_rx_run(struct bipfw *fw, unsigned budget);
 /* The small message at the head of the direct wire into fw->direct: 1, or
- * 0 if there is none (or another kind of packet: a step is then due). */
+ * 0 if there is none, or another kind of packet (then a step ran). */
 int bipfw_rx_direct(struct bipfw *fw);
 /* tx.c */
 int bipfw_tx_run(struct bipfw *fw);

@@ -673,7 +673,9 @@ static int rx_wire_from(struct bipfw *fw, unsigned wire, unsigned budget,
  * asks nothing of the event loop (bipfw_poll): to the host as fw->direct,
  * its header checked in the wire's own copy (BIPFW_WIRE_PEEK_COPY), a
  * tiny payload copied, a larger one lent where it lies (keep). Anything
- * else stays for the step. */
+ * else is a turn's: one runs now (waiting for the next poll would leave
+ * it there while a crowded host's idle policy gives the core away), and
+ * the next polls run turns too. */
 static __attribute__((noinline)) int rx_direct_take(struct bipfw *fw,
 						    const void *wh,
 						    const void *payload,
@@ -689,6 +691,7 @@ static __attribute__((noinline)) int rx_direct_take(struct bipfw *fw,
 	    (p = &fw->peers[h->src])->state != BIPFW_PEER_LIVE ||
 	    h->ack != p->tx.una) {
 		fw->step_due = true;
+		bipfw_step(fw);
 		return 0;
 	}
 	e->src = h->src;
@@ -712,8 +715,10 @@ static __attribute__((noinline)) int rx_direct_take(struct bipfw *fw,
 	return 1;
 }
 
-/* Most looks find nothing: those cost the wire's peek and no frame. */
-int bipfw_rx_direct(struct bipfw *fw)
+/* Most looks find nothing: those cost the wire's peek and no frame. A turn
+ * this runs may have queued messages: the caller looks at the queue
+ * again. */
+__attribute__((noinline)) int bipfw_rx_direct(struct bipfw *fw)
 {
 	const struct bipfw_port *w = &fw->wires[fw->direct_wire];
 	const void *wh, *payload;
