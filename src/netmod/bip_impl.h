@@ -56,6 +56,14 @@ static inline bool MPIDI_BIP_coll_fits(MPIR_Comm *comm, MPI_Aint bytes)
 {
 	return bytes <= MPIDI_BIP_coll_max && !comm->dev.ch4.netmod.bip.coll_off;
 }
+/* A bcast too large for one chunk goes in pieces of one chunk each
+ * (MPIR_CVAR_CH4_BIP_NODE_BCAST_PIECES), above two ranks. */
+extern bool MPIDI_BIP_coll_bcast_pieces;
+static inline bool MPIDI_BIP_coll_pieces(MPIR_Comm *comm)
+{
+	return MPIDI_BIP_coll_bcast_pieces && comm->local_size > 2 &&
+	       !comm->dev.ch4.netmod.bip.coll_off;
+}
 int MPIDI_BIP_coll_barrier(MPIR_Comm *comm, MPIR_Errflag_t *errflag);
 int MPIDI_BIP_coll_bcast(void *buf, MPI_Aint count, MPI_Datatype datatype,
 			 int root, MPIR_Comm *comm, MPIR_Errflag_t *errflag);

@@ -65,7 +65,8 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_bcast(void *buf, MPI_Aint count,
 						int root, MPIR_Comm *comm,
 						MPIR_Errflag_t *errflag)
 {
-	if (MPIDI_BIP_coll_fits(comm, MPIDI_BIP_coll_bytes(count, datatype)))
+	if (MPIDI_BIP_coll_fits(comm, MPIDI_BIP_coll_bytes(count, datatype)) ||
+	    MPIDI_BIP_coll_pieces(comm))
 		return MPIDI_BIP_coll_bcast(buf, count, datatype, root, comm,
 					    errflag);
 	return MPIDI_BIP_pt2pt_bcast(buf, count, datatype, root, comm,

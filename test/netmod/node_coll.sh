@@ -59,6 +59,20 @@ MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_node_coll" 5 exit
 [ "$(counter "collectives in shared memory" | sort -u)" = 2 ] ||
 	{ echo "FAILED: not the 9th and 10th collectives in shared memory"; exit 1; }
 
+# Bcasts larger than NODE_COLL_MAX: in pieces (3 ranks), each takes the
+# shared path: 3 roots + 20 run ahead on each of 3 communicators, at least
+# 69 more a rank than by messages (NODE_BCAST_PIECES=0; they also count
+# towards the lazy set-up); the results right either way.
+MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 3 "$W/test_node_coll" 1
+expect "test_node_coll: passed" "test_node_coll, bcasts in pieces"
+on=$(counter "collectives in shared memory" | sort -n | head -n 1)
+MPIR_CVAR_CH4_BIP_NODE_BCAST_PIECES=0 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+	mpirun 3 "$W/test_node_coll" 1
+expect "test_node_coll: passed" "test_node_coll with NODE_BCAST_PIECES=0"
+off=$(counter "collectives in shared memory" | sort -n | tail -n 1)
+[ "$on" -ge $((off + 69)) ] ||
+	{ echo "FAILED: $on collectives in shared memory with bcasts in pieces, $off without"; exit 1; }
+
 # Off: MPICH's algorithms (2 ranks: a sum of two doubles has one order).
 MPIR_CVAR_CH4_BIP_NODE_COLL_MAX=-1 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
 	mpirun 2 "$W/test_node_coll" 5

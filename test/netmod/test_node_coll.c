@@ -9,13 +9,16 @@
  *     MPIR_CVAR_CH4_BIP_NODE_COLL_MAX: point-to-point), MPI_IN_PLACE too;
  *     every rank's floating-point sum must have the same bits;
  *   - bcast from every root, the receivers with a strided datatype of the
- *     same signature as the root's contiguous one;
+ *     same signature as the root's contiguous one; also larger than
+ *     MPIR_CVAR_CH4_BIP_NODE_COLL_MAX (in pieces above 2 ranks, a last
+ *     partial one among them);
  *   - alltoall and allgather, the receivers with a strided datatype too,
  *     and in place;
  *   - barrier: no rank leaves before the last one came (rank 0 comes late);
  *   - run-ahead: bcast roots and the ranks of a reduce run far ahead of a
  *     rank that sleeps (more than each ring holds: lines and chunks are
- *     reused, chunks of several sizes wrap);
+ *     reused, chunks of several sizes wrap), and a root of bcasts in
+ *     pieces;
  *   - the same on a split communicator with the ranks in reverse order,
  *     on a dup, and with point-to-point traffic interleaved.
  *
@@ -35,6 +38,7 @@
  */
 #include <mpi.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,9 +312,9 @@ static void woken(int iters)
 	      rank, WOKEN_US, quick, iters);
 }
 
-/* One rank sleeps while the others run 500 bcasts and reduces of n ints
- * ahead. */
-static void run_ahead(MPI_Comm comm, int n)
+/* One rank sleeps while the others run iters bcasts and (with reduce)
+ * reduces of n ints ahead. */
+static void run_ahead(MPI_Comm comm, int n, int iters, bool reduce)
 {
 	int crank, csize, *v = malloc(sizeof(int) * (size_t)n * 2),
 			  *sum = v + n;
@@ -319,13 +323,15 @@ static void run_ahead(MPI_Comm comm, int n)
 	MPI_Comm_size(comm, &csize);
 	if (crank == csize - 1)
 		usleep(100000);
-	for (int it = 0; it < 500; it++) {
+	for (int it = 0; it < iters; it++) {
 		for (int i = 0; i < n; i++)
 			v[i] = crank == 0 ? it * 11 + i : -1;
 		MPI_Bcast(v, n, MPI_INT, 0, comm);
 		for (int i = 0; i < n; i++)
 			CHECK(v[i] == it * 11 + i, "bcast %d of %d ints ahead: "
 			      "[%d] %d", it, n, i, v[i]);
+		if (!reduce)
+			continue;
 		for (int i = 0; i < n; i++)
 			v[i] = crank + it + i;
 		MPI_Reduce(v, sum, n, MPI_INT, MPI_SUM, csize - 1, comm);
@@ -380,6 +386,7 @@ static void all(MPI_Comm comm, int iters)
 	 * point-to-point. */
 	const int edge = edge_ints();
 	const int sizes[] = { 1, 30, 31, 128, 129, 1024, edge, edge + 1 };
+	const int pieces = 3 * edge + 5;
 
 	for (int it = 0; it < iters; it++) {
 		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
@@ -388,15 +395,17 @@ static void all(MPI_Comm comm, int iters)
 			reduce_each_root(comm, it, sizes[k] / 2 + 1);
 			exchanges(comm, it, sizes[k] / 4 + 1);
 		}
+		bcast_each_root(comm, it, pieces);
 		allreduce_doubles(comm, it, 3);
 		allreduce_doubles(comm, it, 100);
 		minloc(comm, it);
 		ring(comm, it);
 	}
 	barrier_waits(comm);
-	run_ahead(comm, 1);
-	run_ahead(comm, 100);
-	run_ahead(comm, 1000);
+	run_ahead(comm, 1, 500, true);
+	run_ahead(comm, 100, 500, true);
+	run_ahead(comm, 1000, 500, true);
+	run_ahead(comm, pieces, 20, false);
 }
 
 #define THREADS 3
