@@ -316,6 +316,8 @@ struct bip_counters {
 	uint64_t idle_sleeps;     /* ...and sleeps on the doorbell */
 	uint64_t small_in_place;  /* small messages read where they arrived
 				   * (shm ring), not copied to the queue */
+	uint64_t small_direct;    /* small messages a receive call took
+				   * straight from a ring (bip_poll) */
 };
 int bip_get_counters(const bip_ep_t *ep, struct bip_counters *c);
 

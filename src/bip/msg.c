@@ -126,8 +126,9 @@ int bip_send(bip_ep_t *ep, int node, const void *buf, size_t len)
 	return bip_sendv(ep, node, &iov, 1);
 }
 
-/* The oldest queued small message; after a turn of the NIC program first
- * if `poll` and the queue is empty. */
+/* The oldest small message, queued or at the head of a ring of a peer on
+ * this host; after a poll of the NIC program first if `poll` and there
+ * is none. */
 static inline int peek(bip_ep_t *ep, const void **data,
 		       struct bip_status *st, bool poll)
 {

@@ -33,9 +33,12 @@ static inline int bip_copy_slow(uintptr_t dst, uintptr_t src)
 /* Below this, rep movsb's slow case costs less than the loop's start. */
 #define BIP_COPY_LOOP_MIN 2048
 
-/* Up to 64 bytes (the headers and payloads of small messages): inline,
- * two overlapping moves of the widest size that fits, where memcpy would
- * cost a call through the PLT and its dispatch on the size. */
+#define BIP_COPY_SMALL_MAX 64
+
+/* Up to BIP_COPY_SMALL_MAX (64) bytes, never more (the middle of a longer
+ * buffer is not copied): the headers and payloads of small messages,
+ * inline, two overlapping moves of the widest size that fits, where
+ * memcpy would cost a call through the PLT and its dispatch on the size. */
 static inline void bip_copy_small(void *dst, const void *src, size_t len)
 {
 	unsigned char *d = (unsigned char *)dst;
@@ -59,8 +62,6 @@ static inline void bip_copy_small(void *dst, const void *src, size_t len)
 		d[len / 2] = s[len / 2];
 	}
 }
-
-#define BIP_COPY_SMALL_MAX 64
 
 static inline void bip_copy(void *dst, const void *src, size_t len)
 {

@@ -38,7 +38,7 @@ enum bipfw_peer_state {
 	X(nacks_received) X(retransmits) X(small_overflows)                   \
 	X(dropped_foreign) X(dropped_bad) X(dropped_dup) X(cma_transfers)     \
 	X(peers_lost) X(faults_injected) X(runs_sent) X(runs_received)        \
-	X(kernel_copies) X(small_in_place)
+	X(kernel_copies) X(small_in_place) X(small_direct)
 
 struct bipfw_counters {
 #define BIPFW_COUNTER_FIELD(name) uint64_t name;

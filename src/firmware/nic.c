@@ -520,17 +520,19 @@ int bipfw_step(struct bipfw *fw)
  * brings no news. A step is due for any other packet (bipfw_rx_direct or
  * a step meets it), for a packet to ourselves (the self wire is read by
  * steps only), while the transmit side or a lossy peer's timers have
- * work, and every STEP_EVERY polls for the clock and the peers' liveness. */
-#define STEP_EVERY 16
-
+ * work, and every BIPFW_STEP_EVERY polls (or small messages taken) for the
+ * clock, which that turn reads, and the peers' liveness. */
 int bipfw_poll(struct bipfw *fw)
 {
 	if (fw->direct_wire < 0 || fw->step_due || fw->tx_n || fw->batching ||
-	    fw->any_lossy || ++fw->polls % STEP_EVERY == 0) {
-		fw->step_due = false;
-		return bipfw_step(fw);
-	}
-	return 0;
+	    fw->any_lossy)
+		goto step;
+	if (++fw->polls % BIPFW_STEP_EVERY)
+		return 0;
+	fw->now = bipfw_now_us();
+step:
+	fw->step_due = false;
+	return bipfw_step(fw);
 }
 
 /* Anything to transmit that waits for link space, a hold-off or an ack,

@@ -374,7 +374,7 @@ struct bipfw {
 	struct bipfw_small_entry direct;
 	bool direct_out;
 	bool step_due; /* a poll must run a step: see bipfw_poll */
-	unsigned polls;
+	unsigned polls; /* polls and direct takes, for BIPFW_STEP_EVERY */
 
 	uint64_t now;      /* the clock, refreshed every CLOCK_EVERY steps */
 	unsigned tick;
@@ -476,6 +476,10 @@ static inline void bipfw_gather(uint8_t *dst, const struct iovec *iov,
 
 /* rx.c */
 int bipfw_rx_run(struct bipfw *fw, unsigned budget);
+/* Between lossless peers, a turn of the event loop at least every this many
+ * polls and direct takes (bipfw_poll). */
+#define BIPFW_STEP_EVERY 16
+
 /* The small message at the head of the direct wire into fw->direct: 1, or
  * 0 if there is none, or another kind of packet (then a step ran). */
 int bipfw_rx_direct(struct bipfw *fw);

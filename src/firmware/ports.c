@@ -244,7 +244,8 @@ static void direct_update(struct bipfw *fw)
 	for (unsigned i = 0; i < fw->nwires; i++) {
 		const struct bipfw_port *w = &fw->wires[i];
 
-		if (w->cls->scope == BIPFW_SCOPE_SELF || (!w->npeers && !w->nbulk))
+		if (w->cls->scope == BIPFW_SCOPE_SELF ||
+		    (!w->npeers && !w->nbulk))
 			continue;
 		if (direct >= 0 || w->lossy || w->nbulk || !w->cls->keep ||
 		    !(w->cls->flags & BIPFW_WIRE_PEEK_COPY)) {

@@ -28,7 +28,7 @@ static bool hdr_valid(const struct bipfw *fw, unsigned wire,
 	    h->type >= BIP_PKT_NTYPES || h->dst != c->node ||
 	    h->src >= c->nnodes || h->len > c->packet_size)
 		return false;
-	/* Our own packets come by the self wire, and it carries nothing else. */
+	/* Our own packets come by the self wire, which carries nothing else. */
 	if ((h->src == c->node) !=
 	    (fw->wires[wire].cls->scope == BIPFW_SCOPE_SELF))
 		return false;
@@ -675,7 +675,7 @@ static int rx_wire_from(struct bipfw *fw, unsigned wire, unsigned budget,
  * tiny payload copied, a larger one lent where it lies (keep). Anything
  * else is a turn's: one runs now (waiting for the next poll would leave
  * it there while a crowded host's idle policy gives the core away), and
- * the next polls run turns too. */
+ * the next poll runs one too. */
 static __attribute__((noinline)) int rx_direct_take(struct bipfw *fw,
 						    const void *wh,
 						    const void *payload,
@@ -708,22 +708,35 @@ static __attribute__((noinline)) int rx_direct_take(struct bipfw *fw,
 		prefetch_lent(payload, h->len);
 	}
 	fw->direct_out = true;
+	/* The queue is empty: an overflow episode is over. */
+	fw->in_overflow = false;
 	p->small_fill = 0;
 	fw->cnt.small_received++;
+	fw->cnt.small_direct++;
 	fw->cnt.packets_received++;
 	p->rx_at = fw->now;
+	/* Takes count as polls (bipfw_rx_direct). */
+	if (++fw->polls % BIPFW_STEP_EVERY == 0)
+		fw->step_due = true;
 	return 1;
 }
 
 /* Most looks find nothing: those cost the wire's peek and no frame. A turn
- * this runs may have queued messages: the caller looks at the queue
- * again. */
+ * due goes first (after other packets, a send to ourselves, and every
+ * BIPFW_STEP_EVERY takes: receive calls alone, against a ring that never
+ * empties, still give the transmit side and the timers their turns); a
+ * turn this runs may have queued messages, so the caller looks at the
+ * queue again. */
 __attribute__((noinline)) int bipfw_rx_direct(struct bipfw *fw)
 {
 	const struct bipfw_port *w = &fw->wires[fw->direct_wire];
 	const void *wh, *payload;
 	size_t avail;
 
+	if (fw->step_due) {
+		bipfw_poll(fw);
+		return 0;
+	}
 	if (w->cls->peek(w->ctx, &wh, &payload, &avail))
 		return 0;
 	return rx_direct_take(fw, wh, payload, avail);

@@ -37,8 +37,8 @@
  *
  * Barrier: arrive, wait for all. Bcast: the root writes and arrives; the
  * others arrive and read it; one larger than a chunk goes as such bcasts
- * of one chunk each (MPIDI_BIP_coll_pieces). Reduce: every rank writes its part and
- * arrives; the root waits for all and reduces. Allreduce: every rank
+ * of one chunk each (MPIDI_BIP_coll_pieces). Reduce: every rank writes its
+ * part and arrives; the root waits for all and reduces. Allreduce: every rank
  * writes, arrives, waits for all and reduces. Every rank reduces the parts
  * in rank order, so all get the same bits (floating point). Allgather and
  * alltoall: every rank writes its block (alltoall: a block for each rank),
@@ -720,32 +720,73 @@ static int bcast_piece(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, void *buf,
 	return unpack(from, bytes, buf, count, datatype, off);
 }
 
+/* A bcast of bytes contiguous bytes at buf in pieces of coll_max bytes.
+ * Rule: every rank walks every piece, after an error too (then it only
+ * arrives, marked failed, and neither waits nor reads), so that sequence
+ * numbers stay the same on every rank and none waits for a rank that
+ * left. */
+static int bcast_pieces(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, char *buf,
+			MPI_Aint bytes, int root, int mpi_errno,
+			MPIR_Errflag_t *errflag)
+{
+	MPI_Aint piece = MPIDI_BIP_coll_max;
+
+	for (MPI_Aint off = 0; off < bytes; off += piece)
+		if (mpi_errno)
+			arrive(comm, c, ++c->seq, mpi_errno);
+		else
+			mpi_errno = bcast_piece(comm, c, buf, bytes, MPI_BYTE,
+						root, off,
+						MPL_MIN(piece, bytes - off),
+						errflag);
+	return mpi_errno;
+}
+
 /* Rule: a bcast larger than a chunk goes in pieces of coll_max bytes, one
  * collective each, so the root runs ahead of the readers by as many as its
  * data ring holds (4) and all of them copy at once: 4 ranks on 2 cores,
  * medians of 5, 256 KiB 50 us against 143 by messages (Open MPI 76), 1 MiB
- * 178 against 286 (397); 16 ranks 1 MiB 2.5 ms against 6.3 (2.7). */
+ * 178 against 286 (397); 16 ranks 1 MiB 2.5 ms against 6.3 (2.7). A piece
+ * may end inside a datatype's element, which the datatype engine cannot
+ * pack or unpack by halves: a rank whose datatype is not contiguous packs
+ * (root) or unpacks (the others) the whole message once, through a
+ * buffer of its own. */
 int MPIDI_BIP_coll_bcast(void *buf, MPI_Aint count, MPI_Datatype datatype,
 			 int root, MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 {
 	struct MPIDI_BIP_coll *c;
-	MPI_Aint bytes, piece = MPIDI_BIP_coll_max;
-	int mpi_errno = coll_get(comm, &c, errflag);
+	MPIR_Datatype *dt_ptr;
+	MPI_Aint bytes, true_lb;
+	char *whole;
+	int contig, mpi_errno = coll_get(comm, &c, errflag);
 
 	if (mpi_errno)
 		return mpi_errno;
 	if (!c)
 		return MPIDI_BIP_pt2pt_bcast(buf, count, datatype, root, comm,
 					     errflag);
-	MPIR_Datatype_get_size_macro(datatype, bytes);
-	bytes *= count;
-	if (bytes <= piece)
+	MPIDI_Datatype_get_info(count, datatype, contig, bytes, dt_ptr,
+				true_lb);
+	if (bytes <= MPIDI_BIP_coll_max)
 		return bcast_piece(comm, c, buf, count, datatype, root, 0,
 				   bytes, errflag);
-	for (MPI_Aint off = 0; off < bytes && !mpi_errno; off += piece)
-		mpi_errno = bcast_piece(comm, c, buf, count, datatype, root,
-					off, MPL_MIN(piece, bytes - off),
-					errflag);
+	if (contig)
+		return bcast_pieces(comm, c,
+				    (char *)MPIR_get_contig_ptr(buf, true_lb),
+				    bytes, root, MPI_SUCCESS, errflag);
+	whole = MPIDI_BIP_buf_get((size_t)bytes);
+	if (!whole)
+		mpi_errno = MPIR_Err_create_code(MPI_SUCCESS,
+						 MPIR_ERR_RECOVERABLE, __func__,
+						 __LINE__, MPI_ERR_OTHER,
+						 "**nomem", 0);
+	else if (comm->rank == root)
+		mpi_errno = pack(buf, count, datatype, 0, whole, bytes);
+	mpi_errno = bcast_pieces(comm, c, whole, bytes, root, mpi_errno,
+				 errflag);
+	if (!mpi_errno && comm->rank != root)
+		mpi_errno = unpack(whole, bytes, buf, count, datatype, 0);
+	MPIDI_BIP_buf_put(whole);
 	return mpi_errno;
 }
 

@@ -135,9 +135,9 @@ static int check_fields(const MPIDI_BIP_ctl_msg_t *m, size_t len,
 }
 
 /* The fixed parts past the header are copied inline (bip_copy_small). */
-_Static_assert(sizeof(MPIDI_BIP_ctl_push_t) - sizeof(MPIDI_BIP_ctl_t) <=
+_Static_assert(sizeof(MPIDI_BIP_ctl_msg_t) - sizeof(MPIDI_BIP_ctl_t) <=
 		       BIP_COPY_SMALL_MAX,
-	       "the largest fixed part is the push's");
+	       "every fixed part past the header fits an inline copy");
 
 int MPIDI_BIP_ctl_decode(const void *bytes, size_t len,
 			 const MPIDI_BIP_ctl_peer_t *peer,
@@ -158,7 +158,8 @@ int MPIDI_BIP_ctl_decode(const void *bytes, size_t len,
 	 * read again (the sender may still write the bytes: BIP can lend
 	 * its ring). */
 	bip_copy_small((char *)m + sizeof(m->h),
-		       (const char *)bytes + sizeof(m->h), fixed - sizeof(m->h));
+		       (const char *)bytes + sizeof(m->h),
+		       fixed - sizeof(m->h));
 	/* Credits: C + returned never exceeds N (each was given once). */
 	if (m->h.credits > peer->ncredits - peer->credits)
 		return MPIDI_BIP_CTL_DROP_CREDITS;

@@ -446,7 +446,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		"BIP: packets %llu sent %llu received, acks %llu, NACKs %llu "
 		"sent %llu received, retransmits %llu, small-queue overflows "
 		"%llu, segmented runs %llu sent %llu received, single copies "
-		"%llu, small messages read in place %llu\n",
+		"%llu, small messages read in place %llu, taken straight "
+		"from a ring %llu\n",
 		MPIR_Process.rank,
 		(unsigned long long)c->sent[MPIDI_BIP_PROTO_SHORT],
 		(unsigned long long)c->sent[MPIDI_BIP_PROTO_EAGER],
@@ -482,7 +483,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)b.runs_sent,
 		(unsigned long long)b.runs_received,
 		(unsigned long long)b.cma_transfers,
-		(unsigned long long)b.small_in_place);
+		(unsigned long long)b.small_in_place,
+		(unsigned long long)b.small_direct);
 	MPIDI_BIP_path_format(&g->paths, why, sizeof(why));
 	if (why[0])
 		fprintf(stderr,

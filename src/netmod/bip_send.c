@@ -19,7 +19,7 @@
 #define BIP_REQ(req) ((req)->dev.ch4.netmod.bip)
 
 /* Contiguous data goes from the user buffer straight into BIP's slot. */
-static inline int send_short(int node, MPIDI_BIP_ctl_t *h, const void *buf,
+static int send_short(int node, MPIDI_BIP_ctl_t *h, const void *buf,
 		      MPI_Aint count, MPI_Datatype datatype, size_t data_sz,
 		      bool contig, MPI_Aint true_lb)
 {

@@ -3,11 +3,13 @@
 # the receive calls or queued by the NIC program's turns, come out in one
 # order and intact, under a seeded mix of calls (test_direct.c): with the
 # defaults, a queue of 4 (turns overflow it while a message is held), a
-# small ring that wraps all the time (pads, lent records), and over udp,
-# where every message goes through the queue.
+# small ring that wraps all the time (pads, lent records), over udp,
+# where every message goes through the queue, and from two senders.
 . "$top_srcdir/test/bip/lib.sh"
 run "$BIP_RUN" -n 2 -t 60 "$T/test_direct" 3000
 BIP_SMALL_QUEUE=4 run "$BIP_RUN" -n 2 -t 60 "$T/test_direct" 1000
 BIP_PACKET_SIZE=4160 BIP_SHM_RING_SIZE=16k \
 	run "$BIP_RUN" -n 2 -t 60 "$T/test_direct" 1000
 BIP_WIRE=udp run "$BIP_RUN" -n 2 -t 60 "$T/test_direct" 300
+# Two senders: the receive calls go round both rings.
+run "$BIP_RUN" -n 3 -t 60 "$T/test_direct" 1000

@@ -2,14 +2,18 @@
  * test_direct.c - small messages taken straight from the link (a peer of
  * this host: bip_poll(3) runs a turn of the NIC program only when one is
  * due, and the receive calls take small messages from the ring) and those
- * a turn put in the queue come out in one order, intact. Node 1 sends a
- * stream of every width (inline in a header, lent from the ring, up to
- * BIP_SMALL_MAX) with long messages among them; node 0 drains it with a
- * seeded mix of calls: bip_peek_nopoll, bip_peek, runs of bip_poll with a
- * message held (the turns queue newer ones behind it; its bytes must not
- * change), bip_recv_try. It also sends to itself on the way (the self
- * wire, read by turns only). Every message is checked, in order per node.
- * Usage: bip_run -n 2 test_direct [messages]
+ * a turn put in the queue come out in one order, intact. Every other node
+ * sends a stream of every width (inline in a header, lent from the ring,
+ * up to BIP_SMALL_MAX) with long messages among them; node 0 drains them
+ * with a seeded mix of calls: bip_peek_nopoll, bip_peek, runs of bip_poll
+ * with a message held (the turns queue newer ones behind it; its bytes
+ * must not change), bip_recv_try. It also sends to itself on the way (the
+ * self wire, read by turns only). Every message is checked, in order per
+ * node. Then each sender and node 0 play PINGS round trips: on shm, where
+ * a message to an idle peer goes outside the sequence, node 0 must take
+ * some straight from the ring (counter small_direct; a stream that fills
+ * the ring queues sequenced ones, which only turns take), elsewhere none.
+ * Usage: bip_run -n N test_direct [messages]    (N <= 4)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,9 +22,11 @@
 
 #include "bip.h"
 
+#define NODES_MAX 4
 #define LONG_EVERY 97
 #define LONG_LEN (256 * 1024)
 #define LONG_TAG 3
+#define PINGS 100
 
 static const size_t widths[] = { 1, 8, 16, 24, 32, 33, 64, 100, 1000, 4000 };
 #define NWIDTHS (sizeof(widths) / sizeof(widths[0]))
@@ -68,6 +74,14 @@ static int sender(bip_ep_t *ep, int n)
 		    (rc = bip_lsend(ep, 0, LONG_TAG, big, LONG_LEN)))
 			fail(1, "bip_lsend", rc);
 	}
+	/* The round trips once node 0 says so: its drain takes messages in
+	 * arrival order from every node. */
+	if ((rc = bip_recv(ep, m, sizeof(m), NULL)) < 0)
+		fail(1, "bip_recv", rc);
+	for (int i = 0; i < PINGS; i++)
+		if ((rc = bip_send(ep, 0, &i, sizeof(i))) < 0 ||
+		    (rc = bip_recv(ep, m, sizeof(m), NULL)) < 0)
+			fail(1, "ping", rc);
 	rc = bip_recv(ep, &n, sizeof(n), NULL); /* until node 0 is done */
 	bip_close(ep);
 	return rc < 0;
@@ -75,7 +89,7 @@ static int sender(bip_ep_t *ep, int n)
 
 struct receiver {
 	bip_ep_t *ep;
-	int next[2];  /* the next message expected from each node */
+	int next[NODES_MAX]; /* the next message expected from each node */
 	int longs;    /* long messages received */
 	bip_req_t lreq;
 	unsigned char big[LONG_LEN];
@@ -172,8 +186,9 @@ int main(int argc, char **argv)
 {
 	static struct receiver r;
 	int n = argc > 1 ? atoi(argv[1]) : 2000, self = n / 10, sent = 0;
-	int longs = n / LONG_EVERY, rc;
+	int nodes, longs, rc;
 	unsigned char m[4000];
+	const char *wire, *why;
 	struct bip_counters c;
 	bip_ep_t *ep;
 
@@ -181,12 +196,24 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bip_init: %s\n", bip_strerror(rc));
 		return 1;
 	}
-	if (bip_node(ep) == 1)
+	nodes = bip_nnodes(ep);
+	if (nodes < 2 || nodes > NODES_MAX) {
+		fprintf(stderr, "test_direct: 2 to %d nodes\n", NODES_MAX);
+		return 1;
+	}
+	if (bip_node(ep) != 0)
 		return sender(ep, n);
+	longs = (nodes - 1) * (n / LONG_EVERY);
 	r.ep = ep;
 	if ((rc = bip_ilrecv(ep, LONG_TAG, r.big, LONG_LEN, &r.lreq)))
 		fail(0, "bip_ilrecv", rc);
-	while (r.next[1] < n || r.next[0] < self || r.longs < longs) {
+	for (;;) {
+		int node = 1;
+
+		while (node < nodes && r.next[node] == n)
+			node++;
+		if (node == nodes && r.next[0] == self && r.longs == longs)
+			break;
 		if (sent < self && draw(8) == 0) {
 			if ((rc = bip_send(ep, 0, m, fill(m, sent))))
 				fail(0, "bip_send to itself", rc);
@@ -195,14 +222,45 @@ int main(int argc, char **argv)
 		drain_step(&r);
 		long_check(&r);
 	}
-	if ((rc = bip_get_counters(ep, &c)))
-		fail(0, "bip_get_counters", rc);
-	printf("%d messages from node 1, %d from itself, %d long; %llu read "
-	       "in place\n",
-	       r.next[1], r.next[0], r.longs,
-	       (unsigned long long)c.small_in_place);
-	if ((rc = bip_send(ep, 1, &n, sizeof(n))))
-		fail(0, "bip_send", rc);
+	/* Each sender's round trips in turn, received by polling as the MPI
+	 * netmod does (bip_recv's wait would run turns instead). */
+	for (int node = 1; node < nodes; node++) {
+		if ((rc = bip_send(ep, node, &n, sizeof(n))))
+			fail(0, "bip_send", rc);
+		for (int i = 0; i < PINGS; i++) {
+			struct bip_status st;
+			int got;
+
+			while ((rc = bip_recv_try(ep, &got, sizeof(got),
+						  &st)) == -BIP_EAGAIN ||
+			       rc == -BIP_EOVERFLOW)
+				;
+			if (rc != sizeof(got) || st.node != node || got != i) {
+				fprintf(stderr, "node 0: ping %d from %d: "
+						"%d, %d from %d\n",
+					i, node, rc, got, st.node);
+				return 1;
+			}
+			if ((rc = bip_send(ep, node, &i, sizeof(i))))
+				fail(0, "pong", rc);
+		}
+	}
+	if ((rc = bip_get_counters(ep, &c)) ||
+	    (rc = bip_peer_wire(ep, 1, &wire, &why)))
+		fail(0, "counters", rc);
+	printf("%d messages from each of %d nodes by %s, %d from itself, %d "
+	       "long; %llu read in place, %llu taken straight from a ring\n",
+	       n, nodes - 1, wire, r.next[0], r.longs,
+	       (unsigned long long)c.small_in_place,
+	       (unsigned long long)c.small_direct);
+	if (strcmp(wire, "shm") ? c.small_direct != 0 : c.small_direct == 0) {
+		fprintf(stderr, "node 0: want messages taken straight from "
+				"the rings on shm, none elsewhere\n");
+		return 1;
+	}
+	for (int node = 1; node < nodes; node++)
+		if ((rc = bip_send(ep, node, &n, sizeof(n))))
+			fail(0, "bip_send", rc);
 	bip_cancel(ep, &r.lreq);
 	bip_close(ep);
 	return 0;

@@ -94,8 +94,9 @@ static void fake_hold(void *ctx)
 	((struct fake *)ctx)->shown = false;
 }
 
-/* A lent payload stays in the slot: the host gives it back before the next
- * peek (the harness drains the queue before every turn). */
+/* A lent payload stays in the slot, which the next peek overwrites: what
+ * a turn lends several times over is not checked here (payloads are the
+ * host's, and the harness reads none). */
 static uint64_t fake_keep(void *ctx)
 {
 	((struct fake *)ctx)->shown = false;

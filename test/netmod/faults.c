@@ -23,6 +23,8 @@
  *              the others until a call fails (through shared memory, it
  *              soon has to wait for rank 2 to free a line). Rank 1, which
  *              only waits for rank 0, must fail too, not wait for ever.
+ *   dead-bcast-pieces  the same with bcasts of 5 pieces (320000 bytes):
+ *              the root fails in the middle of one, and rank 1 with it.
  *   dead-eager rank 1 dies after the first piece of an eager message
  *              left (run with every rank on a host of its own and 2
  *              credits: the other pieces wait for credits): rank 0's
@@ -246,10 +248,10 @@ static void dead_peer(int coll)
 	_exit(0);
 }
 
-static void dead_bcast(void)
+static void dead_bcast(int n)
 {
 	char msg[MPI_MAX_ERROR_STRING];
-	int x = 0, rc = MPI_SUCCESS, len, i;
+	int *x = calloc((size_t)n, sizeof(int)), rc = MPI_SUCCESS, len, i;
 
 	CHECK(size == 3, "run on 3 ranks");
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -259,7 +261,7 @@ static void dead_bcast(void)
 	if (rank == 2)
 		_exit(0);
 	for (i = 0; i < 100000 && rc == MPI_SUCCESS; i++)
-		rc = MPI_Bcast(&x, 1, MPI_INT, 0, MPI_COMM_WORLD);
+		rc = MPI_Bcast(x, n, MPI_INT, 0, MPI_COMM_WORLD);
 	CHECK(rc != MPI_SUCCESS, "100000 bcasts with a dead rank went through");
 	MPI_Error_string(rc, msg, &len);
 	printf("rank %d: bcast %d failed: %s\n", rank, i, msg);
@@ -361,7 +363,9 @@ int main(int argc, char **argv)
 	else if (strcmp(mode, "dead-coll") == 0)
 		dead_peer(1);
 	else if (strcmp(mode, "dead-bcast") == 0)
-		dead_bcast();
+		dead_bcast(1);
+	else if (strcmp(mode, "dead-bcast-pieces") == 0)
+		dead_bcast(80000);
 	else if (strcmp(mode, "dead-eager") == 0)
 		dead_eager();
 	else if (strcmp(mode, "fifo-full") == 0)

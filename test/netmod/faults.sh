@@ -63,16 +63,26 @@ echo "$out" | grep -A1 "^MPIDI_Allreduce_intra_composition_beta" | grep -q "^MPI
 
 # A rank dies under a stream of small bcasts: the root fails waiting for
 # it, and the other rank, which waits only for the root, learns it from
-# the root's failed arrival.
-echo "+ mpiexec -disable-auto-cleanup -n 3 faults dead-bcast"
-out=$(timeout 60 "$MPIEXEC" -disable-auto-cleanup -n 3 "$W/faults" dead-bcast 2>&1)
-echo "$out"
-echo "$out" | grep -q "^rank 0: bcast [0-9]* failed" &&
-	echo "$out" | grep -q "Rank 2 (pid [0-9]* on host .*) died or stopped answering" ||
-	{ echo "FAILED: the bcast root did not fail naming the dead rank"; exit 1; }
-echo "$out" | grep -q "^rank 1: bcast [0-9]* failed" &&
-	echo "$out" | grep -q "Rank 0 of the communicator failed this collective" ||
-	{ echo "FAILED: a rank waiting for the failed root did not fail"; exit 1; }
+# the root's failed arrival. The same with bcasts in pieces: the failure
+# comes in the middle of one.
+dead_rank="Rank 2 (pid [0-9]* on host .*) died or stopped answering"
+failed_root="Rank 0 of the communicator failed this collective"
+for mode in dead-bcast dead-bcast-pieces; do
+	echo "+ mpiexec -disable-auto-cleanup -n 3 faults $mode"
+	out=$(timeout 60 "$MPIEXEC" -disable-auto-cleanup -n 3 \
+		"$W/faults" $mode 2>&1)
+	echo "$out"
+	echo "$out" | grep -q "^rank 0: bcast [0-9]* failed" &&
+		echo "$out" | grep -q "$dead_rank" || {
+		echo "FAILED: $mode: the root did not fail naming the dead rank"
+		exit 1
+	}
+	echo "$out" | grep -q "^rank 1: bcast [0-9]* failed" &&
+		echo "$out" | grep -q "$failed_root" || {
+		echo "FAILED: $mode: a rank waiting for the root did not fail"
+		exit 1
+	}
+done
 
 # A rank dies with the rest of its eager message unsent (every rank a host
 # of its own: udp; the first piece matched a receive): it fails.

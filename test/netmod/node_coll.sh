@@ -70,8 +70,11 @@ MPIR_CVAR_CH4_BIP_NODE_BCAST_PIECES=0 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
 	mpirun 3 "$W/test_node_coll" 1
 expect "test_node_coll: passed" "test_node_coll with NODE_BCAST_PIECES=0"
 off=$(counter "collectives in shared memory" | sort -n | tail -n 1)
-[ "$on" -ge $((off + 69)) ] ||
-	{ echo "FAILED: $on collectives in shared memory with bcasts in pieces, $off without"; exit 1; }
+[ "$on" -ge $((off + 69)) ] || {
+	echo "FAILED: $on collectives in shared memory with bcasts in pieces,"
+	echo "        $off without"
+	exit 1
+}
 
 # Off: MPICH's algorithms (2 ranks: a sum of two doubles has one order).
 MPIR_CVAR_CH4_BIP_NODE_COLL_MAX=-1 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \

@@ -62,7 +62,7 @@ for c in short three-way rendezvous synchronous fragments credits-only \
 	unexpected held \
 	"temporary buffers" reused "send FIFO max" lent \
 	"receive FIFO max" "active messages inline" announced \
-	"small messages read in place"; do
+	"small messages read in place" "taken straight from a ring"; do
 	positive "$c"
 done
 # In held_test's ring of blocked sends some rank must fetch a held message

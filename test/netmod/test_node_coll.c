@@ -11,7 +11,8 @@
  *   - bcast from every root, the receivers with a strided datatype of the
  *     same signature as the root's contiguous one; also larger than
  *     MPIR_CVAR_CH4_BIP_NODE_COLL_MAX (in pieces above 2 ranks, a last
- *     partial one among them);
+ *     partial one among them), of MPI_DOUBLE_INT too, whose 12-byte
+ *     elements the pieces' edges cut;
  *   - alltoall and allgather, the receivers with a strided datatype too,
  *     and in place;
  *   - barrier: no rank leaves before the last one came (rank 0 comes late);
@@ -180,6 +181,40 @@ static void bcast_each_root(MPI_Comm comm, int it, int n)
 			      "bcast of %d ints from %d: [%d] %d", n, root, i,
 			      b[2 * i]);
 			CHECK(b[2 * i + 1] == -1, "bcast wrote a gap");
+		}
+	}
+	MPI_Type_free(&strided);
+	free(b);
+}
+
+/* n MPI_DOUBLE_INT pairs from root 0 (not contiguous: padding), the
+ * receivers taking them into every other pair of a larger buffer. */
+static void bcast_pairs(MPI_Comm comm, int it, int n)
+{
+	struct pair {
+		double d;
+		int i;
+	} *b = malloc(sizeof(*b) * (size_t)n * 2);
+	int crank;
+	MPI_Datatype strided;
+
+	MPI_Comm_rank(comm, &crank);
+	MPI_Type_vector(n, 1, 2, MPI_DOUBLE_INT, &strided);
+	MPI_Type_commit(&strided);
+	for (int i = 0; i < 2 * n; i++)
+		b[i] = (struct pair){ -1.0, -1 };
+	if (crank == 0) {
+		for (int i = 0; i < n; i++)
+			b[i] = (struct pair){ dval(0, it, i), ival(0, it, i) };
+		MPI_Bcast(b, n, MPI_DOUBLE_INT, 0, comm);
+	} else {
+		MPI_Bcast(b, 1, strided, 0, comm);
+		for (int i = 0; i < n; i++) {
+			CHECK(b[2 * i].d == dval(0, it, i) &&
+				      b[2 * i].i == ival(0, it, i),
+			      "bcast of %d double-int pairs: [%d] %g %d", n, i,
+			      b[2 * i].d, b[2 * i].i);
+			CHECK(b[2 * i + 1].i == -1, "bcast wrote a gap");
 		}
 	}
 	MPI_Type_free(&strided);
@@ -396,6 +431,7 @@ static void all(MPI_Comm comm, int iters)
 			exchanges(comm, it, sizes[k] / 4 + 1);
 		}
 		bcast_each_root(comm, it, pieces);
+		bcast_pairs(comm, it, pieces / 2);
 		allreduce_doubles(comm, it, 3);
 		allreduce_doubles(comm, it, 100);
 		minloc(comm, it);
