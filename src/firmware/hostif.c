@@ -294,13 +294,13 @@ int bipfw_small_peek(struct bipfw *fw, const void **data, size_t *len_p,
 {
 	const struct bipfw_small_entry *e;
 
+	/* The ring's head, when nothing waits before it (a turn that packet
+	 * may run can queue messages instead). */
+	if (!fw->direct_out && !fw->sq_count && fw->direct_wire >= 0)
+		bipfw_rx_direct(fw);
 	if (fw->direct_out)
 		e = &fw->direct;
 	else if (fw->sq_count)
-		e = &fw->smallq[fw->sq_head];
-	else if (fw->direct_wire >= 0 && bipfw_rx_direct(fw))
-		e = &fw->direct;
-	else if (fw->sq_count) /* queued by the turn another packet ran */
 		e = &fw->smallq[fw->sq_head];
 	else
 		return -BIP_EAGAIN;

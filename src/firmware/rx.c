@@ -160,6 +160,34 @@ static void prefetch_lent(const uint8_t *p, size_t len)
 		__builtin_prefetch(p + at);
 }
 
+/* A whole small message, or the last piece of one after have bytes of
+ * pieces, into e (the queue's, or fw->direct): lent where it lies on its
+ * wire (lend: the wire's index + 1), or copied into to. The queue has room
+ * again: an overflow episode is over. */
+static inline void entry_fill(struct bipfw *fw, struct bipfw_small_entry *e,
+		       int src, struct bipfw_peer *p,
+		       const struct bip_pkt_hdr *h, const void *payload,
+		       size_t have, uint8_t lend, uint8_t *to)
+{
+	fw->in_overflow = false;
+	e->src = (uint16_t)src;
+	e->len = (uint32_t)(have + h->len);
+	if (lend) {
+		/* One copy less. */
+		e->data = payload;
+		e->kept = lend;
+		fw->cnt.small_in_place++;
+		prefetch_lent(payload, h->len);
+	} else {
+		if (have)
+			memcpy(to, p->small_part, have);
+		bip_copy(to + have, payload, h->len);
+		e->data = to;
+	}
+	p->small_fill = 0;
+	fw->cnt.small_received++;
+}
+
 /* A whole small message, or the last piece of one, goes to the queue
  * with the pieces before it; a full queue refuses it and keeps them. */
 static enum deliver_result deliver_small(struct bipfw *fw, int src,
@@ -195,30 +223,16 @@ static enum deliver_result deliver_small(struct bipfw *fw, int src,
 		}
 		return NO_BUFFER;
 	}
-	fw->in_overflow = false;
 	/* The tail wraps by a compare, not a division (any queue size). */
 	i = fw->sq_head + fw->sq_count;
 	e = &fw->smallq[i >= fw->cfg.small_queue ? i - fw->cfg.small_queue : i];
-	e->src = (uint16_t)src;
-	e->len = (uint32_t)(have + h->len);
-	if (lend) {
-		/* One copy less (rx_wire tells the wire). */
-		e->data = payload;
-		e->kept = fw->rx_lend;
+	entry_fill(fw, e, src, p, h, payload, have, lend ? fw->rx_lend : 0,
+		   lend ? NULL : needs_buf ? (e->buf = bipfw_qbuf_get(fw))
+				   : e->inl);
+	/* rx_wire tells the wire it lends the payload. */
+	if (lend)
 		fw->rx_lent = e;
-		fw->cnt.small_in_place++;
-		prefetch_lent(payload, h->len);
-	} else {
-		uint8_t *to = needs_buf ? (e->buf = bipfw_qbuf_get(fw)) : e->inl;
-
-		if (have)
-			memcpy(to, p->small_part, have);
-		bip_copy(to + have, payload, h->len);
-		e->data = to;
-	}
-	p->small_fill = 0;
 	fw->sq_count++;
-	fw->cnt.small_received++;
 	return DELIVERED;
 }
 
@@ -694,24 +708,15 @@ static __attribute__((noinline)) int rx_direct_take(struct bipfw *fw,
 		bipfw_step(fw);
 		return 0;
 	}
-	e->src = h->src;
-	e->len = h->len;
 	if (h->flags & BIP_PKTF_INLINE) {
-		bip_copy_small(e->inl, h->inline_data, h->len);
-		e->data = e->inl;
+		entry_fill(fw, e, h->src, p, h, h->inline_data, 0, 0, e->inl);
 		w->cls->release(w->ctx);
 	} else {
-		e->data = payload;
-		e->kept = (uint8_t)(wire + 1);
+		entry_fill(fw, e, h->src, p, h, payload, 0,
+			   (uint8_t)(wire + 1), NULL);
 		e->token = w->cls->keep(w->ctx);
-		fw->cnt.small_in_place++;
-		prefetch_lent(payload, h->len);
 	}
 	fw->direct_out = true;
-	/* The queue is empty: an overflow episode is over. */
-	fw->in_overflow = false;
-	p->small_fill = 0;
-	fw->cnt.small_received++;
 	fw->cnt.small_direct++;
 	fw->cnt.packets_received++;
 	p->rx_at = fw->now;
