@@ -155,6 +155,21 @@ int bip_consume(bip_ep_t *ep);
  * runs the turn that any other packet found there needs (see bip_poll). */
 int bip_peek_nopoll(bip_ep_t *ep, const void **data, struct bip_status *st);
 
+/* What bip_drain hands each small message to: its len bytes at data, from
+ * node, may be read until fn returns (copy what is checked before checking
+ * it, as with bip_peek). A non-zero return ends the drain after this
+ * message, which is consumed all the same. */
+typedef int (*bip_small_fn)(void *arg, const void *data, size_t len,
+			    int node);
+
+/* An event loop's turn in one call: bip_poll(), then bip_peek_nopoll(),
+ * fn and bip_consume() for each of up to max small messages, oldest first.
+ * Returns how many fn was given; when none, a pending error if there is
+ * one, else 0. From within fn, bip_drain, bip_peek, bip_peek_nopoll,
+ * bip_consume and the receives of small messages return -BIP_EBUSY (the
+ * message fn holds is not theirs to take); everything else may be called. */
+int bip_drain(bip_ep_t *ep, int max, bip_small_fn fn, void *arg);
+
 /* --- long messages ----------------------------------------------------- */
 
 /* Send len bytes on tag to node; completes once node posted a receive on tag

@@ -39,6 +39,7 @@ struct bip_ep {
 	struct bip_idle idle;
 	struct bip_mem *mem; /* shared memory, ours and mapped (mem.c) */
 	unsigned nmem, mem_cap;
+	bool draining;       /* in bip_drain's handler */
 };
 
 /* Choose the idle policy's times for a host of local_nodes nodes. */

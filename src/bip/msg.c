@@ -137,6 +137,8 @@ static inline int peek(bip_ep_t *ep, const void **data,
 
 	if (!ep || !data)
 		return -BIP_EINVAL;
+	if (ep->draining)
+		return -BIP_EBUSY;
 	if (bipfw_small_peek(ep->fw, data, &len, &node)) {
 		if (poll)
 			bipfw_step(ep->fw);
@@ -164,7 +166,23 @@ int bip_peek_nopoll(bip_ep_t *ep, const void **data, struct bip_status *st)
 
 int bip_consume(bip_ep_t *ep)
 {
-	return ep ? bipfw_small_pop(ep->fw) : -BIP_EINVAL;
+	if (!ep)
+		return -BIP_EINVAL;
+	return ep->draining ? -BIP_EBUSY : bipfw_small_pop(ep->fw);
+}
+
+int bip_drain(bip_ep_t *ep, int max, bip_small_fn fn, void *arg)
+{
+	int n;
+
+	if (!ep || !fn || max < 0)
+		return -BIP_EINVAL;
+	if (ep->draining)
+		return -BIP_EBUSY;
+	ep->draining = true;
+	n = bipfw_drain(ep->fw, max, fn, arg);
+	ep->draining = false;
+	return n ? n : bipfw_take_error(ep->fw);
 }
 
 int bip_recv_try(bip_ep_t *ep, void *buf, size_t cap, struct bip_status *st)

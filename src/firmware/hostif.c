@@ -341,6 +341,25 @@ int bipfw_small_pop(struct bipfw *fw)
 	return 0;
 }
 
+/* Here, beside the peek and the pop it repeats, so that both are inline. */
+int bipfw_drain(struct bipfw *fw, int max,
+		int (*fn)(void *arg, const void *data, size_t len, int node),
+		void *arg)
+{
+	const void *data;
+	size_t len;
+	int n = 0, node, stop = 0;
+
+	bipfw_poll(fw);
+	while (!stop && n < max &&
+	       !bipfw_small_peek(fw, &data, &len, &node)) {
+		stop = fn(arg, data, len, node);
+		bipfw_small_pop(fw);
+		n++;
+	}
+	return n;
+}
+
 int bipfw_take_error(struct bipfw *fw)
 {
 	int err = fw->pending_error;

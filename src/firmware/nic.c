@@ -241,6 +241,7 @@ int bipfw_create(const struct bipfw_config *cfg, struct bipfw **fw_p)
 	fw->cfg = *cfg;
 	fw->kdev.fd = -1;
 	fw->direct_wire = -1;
+	bipfw_rx_words(fw);
 
 	fw->peers = calloc(n, sizeof(*fw->peers));
 	fw->tx_list = calloc(n, sizeof(*fw->tx_list));

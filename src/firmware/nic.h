@@ -369,6 +369,10 @@ struct bipfw {
 	/* The one wire of every other peer, when small messages can be
 	 * taken from it directly (bipfw_rx_direct, ports.c); -1 when not. */
 	int direct_wire;
+	/* The first 16 bytes of a header such a take accepts, as words
+	 * (bipfw_rx_words): all but the source are fixed. */
+	uint64_t unseq_w0[2]; /* without and with BIP_PKTF_INLINE */
+	uint64_t unseq_w1, unseq_src;
 	/* The message so taken while the queue was empty, until the host
 	 * consumes it: older than anything queued since. */
 	struct bipfw_small_entry direct;
@@ -483,6 +487,9 @@ int bipfw_rx_run(struct bipfw *fw, unsigned budget);
 /* The small message at the head of the direct wire into fw->direct: 1, or
  * 0 if there is none, or another kind of packet (then a step ran). */
 int bipfw_rx_direct(struct bipfw *fw);
+/* The words bipfw_rx_direct checks a header's start against, from the
+ * configuration (once, at bipfw_create). */
+void bipfw_rx_words(struct bipfw *fw);
 /* tx.c */
 int bipfw_tx_run(struct bipfw *fw);
 /* Whether the transmit side may still owe p something: a packet, or an

@@ -7,7 +7,8 @@
  * up to BIP_SMALL_MAX) with long messages among them; node 0 drains them
  * with a seeded mix of calls: bip_peek_nopoll, bip_peek, runs of bip_poll
  * with a message held (the turns queue newer ones behind it; its bytes
- * must not change), bip_recv_try. It also sends to itself on the way (the
+ * must not change), bip_recv_try, bip_drain (whose handler holds each
+ * message: the calls that take messages refuse meanwhile). It also sends to itself on the way (the
  * self wire, read by turns only). Every message is checked, in order per
  * node. Then each sender and node 0 play PINGS round trips: on shm, where
  * a message to an idle peer goes outside the sequence, node 0 must take
@@ -131,6 +132,66 @@ static void check(struct receiver *r, const unsigned char *m,
 	}
 }
 
+struct drain_arg {
+	struct receiver *r;
+	int calls, stop_at;
+};
+
+/* bip_drain's handler: each message is checked as the others are. Now and
+ * then the calls that take messages are tried (they must refuse: this one
+ * is held), and turns run while it is held (its bytes must not change).
+ * The drain stops at its stop_at-th message. */
+static int drained(void *arg, const void *data, size_t len, int node)
+{
+	struct drain_arg *a = arg;
+	struct bip_status st = { .node = node, .tag = -1, .len = len };
+	unsigned char copy[4000], b;
+	const void *d;
+	int rc;
+
+	memcpy(copy, data, len);
+	if (draw(4) == 0) {
+		if (bip_peek_nopoll(a->r->ep, &d, NULL) != -BIP_EBUSY ||
+		    bip_peek(a->r->ep, &d, NULL) != -BIP_EBUSY ||
+		    bip_consume(a->r->ep) != -BIP_EBUSY ||
+		    bip_recv_try(a->r->ep, &b, 1, NULL) != -BIP_EBUSY ||
+		    bip_drain(a->r->ep, 1, drained, a) != -BIP_EBUSY) {
+			fprintf(stderr, "node 0: a call took a message that "
+					"bip_drain's handler holds\n");
+			exit(1);
+		}
+		for (unsigned k = draw(20); k > 0; k--)
+			if ((rc = bip_poll(a->r->ep)) < 0 &&
+			    rc != -BIP_EOVERFLOW)
+				fail(0, "bip_poll", rc);
+		if (memcmp(copy, data, len)) {
+			fprintf(stderr, "node 0: a drained message changed\n");
+			exit(1);
+		}
+	}
+	check(a->r, copy, &st);
+	return ++a->calls == a->stop_at;
+}
+
+/* bip_drain of up to max messages, stopped by its handler at a random one:
+ * the count it returns is the handler's. */
+static int drain_some(struct receiver *r)
+{
+	struct drain_arg a = { .r = r, .stop_at = 1 + (int)draw(8) };
+	int max = (int)draw(8), rc = bip_drain(r->ep, max, drained, &a);
+
+	if (rc < 0 && rc != -BIP_EOVERFLOW)
+		fail(0, "bip_drain", rc);
+	if (rc < 0 ? a.calls != 0
+		   : rc != a.calls || rc > max || rc > a.stop_at) {
+		fprintf(stderr, "node 0: bip_drain (max %d, stop at %d) "
+				"returned %d for %d messages\n",
+			max, a.stop_at, rc, a.calls);
+		exit(1);
+	}
+	return a.calls > 0;
+}
+
 /* One step of the drain, chosen at random: 1 when it took a message. */
 static int drain_step(struct receiver *r)
 {
@@ -139,7 +200,7 @@ static int drain_step(struct receiver *r)
 	const void *data;
 	int rc;
 
-	switch (draw(5)) {
+	switch (draw(6)) {
 	case 0:
 		rc = bip_peek_nopoll(r->ep, &data, &st);
 		break;
@@ -165,6 +226,8 @@ static int drain_step(struct receiver *r)
 		if ((rc = bip_recv_try(r->ep, buf, sizeof(buf), &st)) >= 0)
 			check(r, buf, &st);
 		return rc >= 0;
+	case 4:
+		return drain_some(r);
 	default:
 		for (unsigned k = draw(20); k > 0; k--)
 			if ((rc = bip_poll(r->ep)) < 0 &&
@@ -180,6 +243,22 @@ static int drain_step(struct receiver *r)
 	if ((rc = bip_consume(r->ep)))
 		fail(0, "bip_consume", rc);
 	return 1;
+}
+
+struct ping {
+	int got, node;
+	size_t len;
+};
+
+static int ping_got(void *arg, const void *data, size_t len, int node)
+{
+	struct ping *p = arg;
+
+	p->node = node;
+	p->len = len;
+	if (len == sizeof(p->got))
+		memcpy(&p->got, data, len);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -222,23 +301,22 @@ int main(int argc, char **argv)
 		drain_step(&r);
 		long_check(&r);
 	}
-	/* Each sender's round trips in turn, received by polling as the MPI
+	/* Each sender's round trips in turn, received by bip_drain as the MPI
 	 * netmod does (bip_recv's wait would run turns instead). */
 	for (int node = 1; node < nodes; node++) {
 		if ((rc = bip_send(ep, node, &n, sizeof(n))))
 			fail(0, "bip_send", rc);
 		for (int i = 0; i < PINGS; i++) {
-			struct bip_status st;
-			int got;
+			struct ping p = { .got = -1 };
 
-			while ((rc = bip_recv_try(ep, &got, sizeof(got),
-						  &st)) == -BIP_EAGAIN ||
+			while ((rc = bip_drain(ep, 1, ping_got, &p)) == 0 ||
 			       rc == -BIP_EOVERFLOW)
 				;
-			if (rc != sizeof(got) || st.node != node || got != i) {
+			if (rc != 1 || p.len != sizeof(p.got) ||
+			    p.node != node || p.got != i) {
 				fprintf(stderr, "node 0: ping %d from %d: "
 						"%d, %d from %d\n",
-					i, node, rc, got, st.node);
+					i, node, rc, p.got, p.node);
 				return 1;
 			}
 			if ((rc = bip_send(ep, node, &i, sizeof(i))))

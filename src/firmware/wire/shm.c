@@ -1287,19 +1287,22 @@ static void ring_advance(struct bipfw_shm *shm, int src, uint64_t len)
  * that copy, bounded by the end of the ring (a peer that lies about it
  * loses its own packets, never makes us read past the ring). */
 static __attribute__((noinline)) int take_record(struct bipfw_shm *shm,
-						 int i, const void **hdr,
+						 int i, int state,
+						 const void **hdr,
 						 const void **payload,
 						 size_t *avail)
 {
-	int src = shm->srcs[i], state;
+	int src = shm->srcs[i];
 	uint64_t at, room;
 	size_t len;
 	uint8_t *rec;
 
-	while ((state = ring_state(shm, src)) < 0)
+	while (state < 0) {
 		ring_advance(shm, src,
 			     shm->ring_size -
 				     (shm->tails[src] & (shm->ring_size - 1)));
+		state = ring_state(shm, src);
+	}
 	if (!state)
 		return -BIP_EAGAIN;
 	at = shm->tails[src] & (shm->ring_size - 1);
@@ -1330,14 +1333,14 @@ static __attribute__((noinline)) int peek_rings(struct bipfw_shm *shm,
 						const void **payload,
 						size_t *avail)
 {
-	int n, i;
+	int n, i, state;
 
 	scan_senders(shm);
 	n = shm->nsrcs;
 	i = shm->rx_next;
 	for (int k = 0; k < n; k++, i = i + 1 == n ? 0 : i + 1)
-		if (ring_ready(shm, shm->srcs[i]) &&
-		    take_record(shm, i, hdr, payload, avail) == 0)
+		if ((state = ring_state(shm, shm->srcs[i])) &&
+		    take_record(shm, i, state, hdr, payload, avail) == 0)
 			return 0;
 	return -BIP_EAGAIN;
 }
@@ -1349,14 +1352,16 @@ static int shm_peek(void *ctx, const void **hdr, const void **payload,
 		    size_t *avail)
 {
 	struct bipfw_shm *shm = ctx;
+	int state;
 
 	if (shm->nsrcs != 1 ||
 	    atomic_load_explicit(&shm->self->nsenders, memory_order_acquire) !=
 		    shm->nsenders_seen)
 		return peek_rings(shm, hdr, payload, avail);
-	if (!ring_ready(shm, shm->srcs[0]))
+	state = ring_state(shm, shm->srcs[0]);
+	if (!state)
 		return -BIP_EAGAIN;
-	return take_record(shm, 0, hdr, payload, avail);
+	return take_record(shm, 0, state, hdr, payload, avail);
 }
 
 /* The record stays at its ring's tail; the next peek starts at the next
