@@ -302,26 +302,14 @@ static int send_credits(int node, MPIDI_BIP_peer_t *p)
 	return rc;
 }
 
-/* Rule: the header's credits are added to C(i->j) on arrival. */
-void MPIDI_BIP_ctl_arrived(int node, const MPIDI_BIP_ctl_t *ctl)
-{
-	MPIDI_BIP_global.peers[node].credits += ctl->credits;
-}
-
-/* Rule: B(i<-j)++ once the message left BIP's queue (credits-only ones are
- * not counted, see above); at half of N the credits go back on their own. */
-int MPIDI_BIP_ctl_consumed(int node, const MPIDI_BIP_ctl_t *ctl)
+/* Half of N consumed (MPIDI_BIP_ctl_consumed): a credits-only message now,
+ * or as soon as BIP has room for it. */
+int MPIDI_BIP_credits_return(int node)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	MPIDI_BIP_peer_t *p = &g->peers[node];
-	int mpi_errno = MPI_SUCCESS, rc;
+	int mpi_errno = MPI_SUCCESS, rc = send_credits(node, p);
 
-	if (ctl->type == MPIDI_BIP_CTL_CREDITS)
-		return MPI_SUCCESS;
-	p->owed++;
-	if (p->credits_due)
-		return MPI_SUCCESS;
-	rc = send_credits(node, p);
 	if (rc == -BIP_EAGAIN) {
 		p->credits_due = true;
 		g->credits_due++;

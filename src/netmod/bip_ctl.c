@@ -40,10 +40,6 @@ static int check_fields(const MPIDI_BIP_ctl_msg_t *m, size_t len,
 	size_t fixed = fixed_len[m->h.type], rest = len - fixed;
 
 	switch (m->h.type) {
-	case MPIDI_BIP_CTL_SHORT:
-		if (rest != m->h.len)
-			return MPIDI_BIP_CTL_DROP_LENGTH;
-		return m->h.rank < 0 ? MPIDI_BIP_CTL_DROP_SIZE : 0;
 	case MPIDI_BIP_CTL_RTS3:
 		if (m->rts.data_sz > peer->rts3_max)
 			return MPIDI_BIP_CTL_DROP_SIZE;
@@ -154,6 +150,10 @@ int MPIDI_BIP_ctl_decode(const void *bytes, size_t len,
 	fixed = fixed_len[m->h.type];
 	if (len < fixed)
 		return MPIDI_BIP_CTL_DROP_TOO_SHORT;
+	*fixed_p = fixed;
+	if (m->h.type == MPIDI_BIP_CTL_SHORT)
+		return MPIDI_BIP_ctl_short_check(
+			&m->h, len, peer->ncredits - peer->credits);
 	/* The rest of the fixed part only: the header already checked is not
 	 * read again (the sender may still write the bytes: BIP can lend
 	 * its ring). */
@@ -163,7 +163,6 @@ int MPIDI_BIP_ctl_decode(const void *bytes, size_t len,
 	/* Credits: C + returned never exceeds N (each was given once). */
 	if (m->h.credits > peer->ncredits - peer->credits)
 		return MPIDI_BIP_CTL_DROP_CREDITS;
-	*fixed_p = fixed;
 	return check_fields(m, len, peer);
 }
 

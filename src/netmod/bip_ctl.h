@@ -179,6 +179,23 @@ int MPIDI_BIP_ctl_decode(const void *bytes, size_t len,
 			 MPIDI_BIP_ctl_msg_t *m, size_t *fixed_p);
 
 /*
+ * What MPIDI_BIP_ctl_decode checks of a SHORT message (len bytes, its
+ * header copied out to *h), so that the receiver takes the commonest
+ * message without the copy into the union and the switches on its type.
+ * credit_room: N of the pair minus the credits we hold for its sender.
+ */
+static inline int MPIDI_BIP_ctl_short_check(const MPIDI_BIP_ctl_t *h,
+					    size_t len, int credit_room)
+{
+	/* Credits: C + returned never exceeds N (each was given once). */
+	if (h->credits > credit_room)
+		return MPIDI_BIP_CTL_DROP_CREDITS;
+	if (len - sizeof(*h) != h->len)
+		return MPIDI_BIP_CTL_DROP_LENGTH;
+	return h->rank < 0 ? MPIDI_BIP_CTL_DROP_SIZE : 0;
+}
+
+/*
  * The netmod's business card: what a peer must know of us before the first
  * message, then BIP's own card. "bipnm4;A;R;P;H;" + BIP's card, where A is
  * the number of control messages we can hold from each peer (our credits

@@ -41,6 +41,7 @@ int MPIDI_BIP_peer_failed(int node)
 	if (g->peers[node].failed)
 		return MPI_SUCCESS;
 	g->peers[node].failed = true;
+	g->nfailed++;
 	err = MPIDI_BIP_proc_failed(node);
 	MPIDI_BIP_ctl_peer_failed(node, err);
 	mpi_errno = MPIDI_BIP_long_peer_failed(node, err);
@@ -156,12 +157,13 @@ static int named_request(int node, const MPIDI_BIP_ctl_msg_t *m,
 	return MPIDI_BIP_CTL_OK;
 }
 
-/* One control message of len bytes from node: its fixed part is copied and
+/* One control message of len bytes from node, other than SHORT (dispatch
+ * takes those): its fixed part is copied and
  * checked, and the request it names looked up, before anything is used. A
  * malformed one is dropped and counted, and gives no credit back (its
  * sender did not count it either). Payloads stay where they are, read
  * within the checked lengths. */
-static int dispatch(int node, const void *msg, size_t len)
+static int dispatch_any(int node, const void *msg, size_t len)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	const MPIDI_BIP_ctl_peer_t peer = {
@@ -184,9 +186,6 @@ static int dispatch(int node, const void *msg, size_t len)
 	payload = (const char *)msg + fixed;
 	MPIDI_BIP_ctl_arrived(node, &m.h);
 	switch (m.h.type) {
-	case MPIDI_BIP_CTL_SHORT:
-		mpi_errno = MPIDI_BIP_recv_short(node, &m.h, payload);
-		break;
 	case MPIDI_BIP_CTL_RTS3:
 	case MPIDI_BIP_CTL_RNDV:
 		mpi_errno = MPIDI_BIP_recv_rts(node, &m.rts);
@@ -228,37 +227,62 @@ static int dispatch(int node, const void *msg, size_t len)
 	return mpi_errno ? mpi_errno : rc;
 }
 
+/* SHORT, the commonest message, is checked as MPIDI_BIP_ctl_decode checks
+ * it (MPIDI_BIP_ctl_short_check) in a copy of its header alone: no copy
+ * into the union, no switch on its type, no request to look up. */
+static int dispatch(int node, const void *msg, size_t len)
+{
+	const MPIDI_BIP_peer_t *p = &MPIDI_BIP_global.peers[node];
+	MPIDI_BIP_ctl_t h;
+	int why, mpi_errno, rc;
+
+	if (len < sizeof(h))
+		return dispatch_any(node, msg, len);
+	memcpy(&h, msg, sizeof(h));
+	if (h.type != MPIDI_BIP_CTL_SHORT)
+		return dispatch_any(node, msg, len);
+	why = MPIDI_BIP_ctl_short_check(&h, len, p->ncredits - p->credits);
+	if (why)
+		return drop(node, why);
+	MPIDI_BIP_ctl_arrived(node, &h);
+	mpi_errno = MPIDI_BIP_recv_short(node, &h, (const char *)msg + sizeof(h));
+	/* As in dispatch_any: the slot is free even if that failed. */
+	rc = MPIDI_BIP_ctl_consumed(node, &h);
+	return mpi_errno ? mpi_errno : rc;
+}
+
 /* A turn takes at most this many control messages: BIP hands small
  * messages from the peers of this host over as they arrive (bip_poll(3)),
  * and a turn that never ends would starve the rest of progress. */
 #define DRAIN_MAX 64
 
+/* bip_drain's handler: the message is dispatched; an error ends the
+ * drain, and is kept for drain_control. */
+static int drain_one(void *arg, const void *data, size_t len, int node)
+{
+	int *mpi_errno = arg;
+
+	*mpi_errno = dispatch(node, data, len);
+	return *mpi_errno;
+}
+
 /* One poll of BIP, then the control messages out of BIP's queue, at most
- * DRAIN_MAX. */
+ * DRAIN_MAX: one call for both (bip_drain). */
 static int drain_control(int *progress)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
-	const void *data;
-	struct bip_status st;
-	int mpi_errno = MPI_SUCCESS, len;
+	int mpi_errno = MPI_SUCCESS, n;
 
+	n = bip_drain(g->ep, DRAIN_MAX, drain_one, &mpi_errno);
+	MPIR_ERR_CHECK(mpi_errno);
+	if (n > 0)
+		*progress += n;
 	/* Credits make an overflow impossible: one means a bug, say so. */
-	len = bip_poll(g->ep);
-	if (len == -BIP_EOVERFLOW)
+	else if (n == -BIP_EOVERFLOW)
 		MPL_DBG_MSG(MPIDI_CH4_DBG_GENERAL, VERBOSE,
 			    "bip: small-message queue overflowed");
 	else
-		BIP_CHECK(len, "bip_poll");
-	for (int n = 0; n < DRAIN_MAX &&
-			(len = bip_peek_nopoll(g->ep, &data, &st)) >= 0;
-	     n++) {
-		mpi_errno = dispatch(st.node, data, (size_t)len);
-		bip_consume(g->ep);
-		(*progress)++;
-		MPIR_ERR_CHECK(mpi_errno);
-	}
-	if (len != -BIP_EAGAIN && len != -BIP_EPEERGONE)
-		BIP_CHECK(len, "bip_peek");
+		BIP_CHECK(n, "bip_drain");
 fn_exit:
 	return mpi_errno;
 fn_fail:

@@ -39,6 +39,12 @@ static bool match(int want_rank, int want_tag, int rank, int tag)
 		want_tag == MPIR_TAG_MASK_ERROR_BITS(tag));
 }
 
+/* The node that alone can match a receive from rank of comm; -1: any. */
+static int recv_node(MPIR_Comm *comm, int rank)
+{
+	return rank == MPI_ANY_SOURCE ? -1 : MPIDI_BIP_node_of(comm, rank);
+}
+
 static void posted_unlink(MPIR_Request *prev, MPIR_Request *r)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
@@ -204,8 +210,10 @@ static void recv_end(MPIR_Request *rreq)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
 
-	MPIDI_BIP_buf_put(r->pack);
-	r->pack = NULL;
+	if (r->pack) {
+		MPIDI_BIP_buf_put(r->pack);
+		r->pack = NULL;
+	}
 	MPIR_Datatype_release_if_not_builtin(r->datatype);
 	MPIDIU_request_complete(rreq);
 }
@@ -950,7 +958,7 @@ int MPIDI_BIP_recv_peer_failed(int node, int err)
 
 	for (MPIR_Request *r = g->posted_head; r; r = next) {
 		next = BIP_REQ(r).next;
-		if (BIP_REQ(r).node != node) {
+		if (recv_node(r->comm, BIP_REQ(r).rank) != node) {
 			prev = r;
 			continue;
 		}
@@ -993,7 +1001,7 @@ int MPIDI_BIP_irecv(void *buf, MPI_Aint count, MPI_Datatype datatype,
 	MPIR_Request *rreq;
 	MPIDI_BIP_unexp_t *u;
 	uint16_t ctx = (uint16_t)(comm->recvcontext_id + context_offset);
-	int mpi_errno = MPI_SUCCESS;
+	int mpi_errno = MPI_SUCCESS, node;
 
 	MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
 	rreq = MPIR_Request_create_from_pool(MPIR_REQUEST_KIND__RECV, 0, 2);
@@ -1010,14 +1018,12 @@ int MPIDI_BIP_irecv(void *buf, MPI_Aint count, MPI_Datatype datatype,
 	BIP_REQ(rreq).ctx = ctx;
 	BIP_REQ(rreq).rank = rank;
 	BIP_REQ(rreq).tag = tag;
-	/* Which node only can match it: a dead one never will. */
-	BIP_REQ(rreq).node = rank == MPI_ANY_SOURCE
-				     ? -1
-				     : MPIDI_BIP_node_of(comm, rank);
-	if (BIP_REQ(rreq).node >= 0 &&
-	    MPIDI_BIP_global.peers[BIP_REQ(rreq).node].failed)
+	/* A dead node never sends what only it could match. Which node that
+	 * is, is looked up once a node died only. */
+	node = MPIDI_BIP_global.nfailed ? recv_node(comm, rank) : -1;
+	if (node >= 0 && MPIDI_BIP_global.peers[node].failed)
 		mpi_errno = recv_fail(rreq, rank, tag,
-				      MPIDI_BIP_proc_failed(BIP_REQ(rreq).node));
+				      MPIDI_BIP_proc_failed(node));
 	else
 		posted_append(rreq);
 fn_exit:

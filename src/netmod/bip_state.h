@@ -182,6 +182,7 @@ typedef struct {
 	MPIDI_BIP_handles_t splits;     /* reads the sender helps with */
 	unsigned detached;              /* sends whose cancel failed, going on */
 	int lost_seen;                  /* BIP's count of lost peers, handled */
+	unsigned nfailed;               /* peers failed (MPIDI_BIP_peer_failed) */
 	/* control messages */
 	MPIDI_BIP_peer_t *peers;
 	unsigned sfifo_peers;           /* peers with a non-empty send FIFO */
@@ -279,8 +280,26 @@ int MPIDI_BIP_ctl_sendv_lent(int node, void *hdr, size_t hdr_len,
 /* The lent data of sreq waiting in node's FIFO is copied there, and sreq
  * completes (its message still goes). */
 int MPIDI_BIP_send_fifo_unlend(int node, MPIR_Request *sreq);
-void MPIDI_BIP_ctl_arrived(int node, const MPIDI_BIP_ctl_t *ctl);
-int MPIDI_BIP_ctl_consumed(int node, const MPIDI_BIP_ctl_t *ctl);
+/* Rule: the header's credits are added to C(i->j) on arrival. */
+static inline void MPIDI_BIP_ctl_arrived(int node, const MPIDI_BIP_ctl_t *ctl)
+{
+	MPIDI_BIP_global.peers[node].credits += ctl->credits;
+}
+/* The credits owed to node go back in a message of their own. */
+int MPIDI_BIP_credits_return(int node);
+/* Rule: B(i<-j)++ once the message left BIP's queue (credits-only ones are
+ * not counted: bip_credits.c); at half of N the credits go back on their
+ * own. Inline: most messages stop at the count. */
+static inline int MPIDI_BIP_ctl_consumed(int node, const MPIDI_BIP_ctl_t *ctl)
+{
+	MPIDI_BIP_peer_t *p = &MPIDI_BIP_global.peers[node];
+
+	if (ctl->type == MPIDI_BIP_CTL_CREDITS)
+		return MPI_SUCCESS;
+	if (++p->owed < (p->ncredits + 1) / 2 || p->credits_due)
+		return MPI_SUCCESS;
+	return MPIDI_BIP_credits_return(node);
+}
 /* Only when MPIDI_BIP_send_fifo_busy(): an empty poll asks that instead of
  * paying for the call and its frame. */
 int MPIDI_BIP_send_fifo_drain(int *progress);

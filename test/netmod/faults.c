@@ -16,7 +16,8 @@
  *   dead-recv  rank 1 ends without closing anything (_exit; Hydra takes
  *              a death by signal on one host for the job's end) while
  *              rank 0 only waits to receive from it: the receive fails with MPIX_ERR_PROC_FAILED and a
- *              message that names rank 1, its pid and its host.
+ *              message that names rank 1, its pid and its host; a
+ *              receive from rank 1 posted then fails at once.
  *   dead-coll  the same, with rank 0 waiting for rank 1 in a small
  *              allreduce (through shared memory): it fails the same way.
  *   dead-bcast 3 ranks: rank 2 dies; rank 0 broadcasts small messages to
@@ -244,6 +245,21 @@ static void dead_peer(int coll)
 	printf("rank 0: %s with the dead rank: %s\n",
 	       coll ? "allreduce" : "receive", msg);
 	CHECK(cls == MPIX_ERR_PROC_FAILED, "error class %d", cls);
+	/* A receive posted after the death, that only rank 1 could match,
+	 * fails at once; one from any source stays posted. */
+	MPI_Request rq[2];
+	int done = 0;
+
+	MPI_Irecv(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, &rq[0]);
+	MPI_Irecv(&y, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &rq[1]);
+	rc = MPI_Test(&rq[0], &done, MPI_STATUS_IGNORE);
+	MPI_Error_class(rc, &cls);
+	CHECK(done && cls == MPIX_ERR_PROC_FAILED,
+	      "a receive posted after the death: done %d, class %d", done,
+	      cls);
+	rc = MPI_Test(&rq[1], &done, MPI_STATUS_IGNORE);
+	CHECK(rc == MPI_SUCCESS && !done,
+	      "a wildcard receive after the death: done %d, rc %d", done, rc);
 	fflush(stdout);
 	_exit(0);
 }

@@ -55,6 +55,7 @@ for mode in dead-recv dead-coll; do
 	pid=$(echo "$out" | sed -n 's/^rank 1: pid \([0-9]*\) dies$/\1/p')
 	echo "$out" | grep -q "Rank 1 (pid $pid on host .*) died or stopped answering (BIP wire shm)" ||
 		{ echo "FAILED: $mode: the error does not name the dead rank's pid and host"; exit 1; }
+	! echo "$out" | grep -q "FAILED line" || { echo "FAILED: $mode"; exit 1; }
 done
 # ... and the allreduce found it waiting in shared memory, not in one of
 # MPICH's algorithms over messages.
