@@ -693,21 +693,31 @@ static int rx_wire_from(struct bipfw *fw, unsigned wire, unsigned budget,
 			const void *wh, const void *payload, size_t avail)
 {
 	const struct bipfw_port *w = &fw->wires[wire];
-	struct bip_pkt_hdr h;
+	bool copied = w->cls->flags & BIPFW_WIRE_PEEK_COPY;
+	struct bip_pkt_hdr copy;
+	const struct bip_pkt_hdr *h;
 	unsigned n = 0, held = 0;
 
 	do {
 		/* Validate and use a private copy: the link's copy may be in
-		 * memory the sender can still write, and unaligned. */
-		memcpy(&h, wh, sizeof(h));
-		if (h.flags & BIP_PKTF_INLINE)
-			payload = h.inline_data;
+		 * memory the sender can still write, and unaligned. A wire
+		 * that shows one (PEEK_COPY) needs no second. */
+		h = wh;
+		if (!copied) {
+			memcpy(&copy, wh, sizeof(copy));
+			h = &copy;
+		}
+		if (h->flags & BIP_PKTF_INLINE)
+			payload = h->inline_data;
 		/* An inline payload is in our copy of the header: no loan. */
-		fw->rx_lend = w->cls->keep && !(h.flags & BIP_PKTF_INLINE)
+		fw->rx_lend = w->cls->keep && !(h->flags & BIP_PKTF_INLINE)
 				      ? (uint8_t)(wire + 1)
 				      : 0;
-		if (!packet_valid(fw, wire, &h, payload, avail) ||
-		    handle_packet(fw, &h, payload)) {
+		/* Most packets between lossless peers are small messages
+		 * outside the sequence: those pass the shorter check. */
+		if (!(small_unseq_valid(fw, wire, h, avail) ||
+		      packet_valid(fw, wire, h, payload, avail)) ||
+		    handle_packet(fw, h, payload)) {
 			if (fw->rx_lent)
 				fw->rx_lent->token = w->cls->keep(w->ctx);
 			else
