@@ -236,13 +236,6 @@ int MPIDI_BIP_ctl_sendv_lent(int node, void *hdr, size_t hdr_len,
 	return ctl_sendv(node, hdr, hdr_len, data, data_len, false, sreq);
 }
 
-bool MPIDI_BIP_send_fifo_full(int node)
-{
-	const MPIDI_BIP_peer_t *p = &MPIDI_BIP_global.peers[node];
-
-	return p->queued >= (unsigned)p->ncredits;
-}
-
 int MPIDI_BIP_send_fifo_unlend(int node, MPIR_Request *sreq)
 {
 	MPIDI_BIP_peer_t *p = &MPIDI_BIP_global.peers[node];

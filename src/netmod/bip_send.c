@@ -18,25 +18,33 @@
 
 #define BIP_REQ(req) ((req)->dev.ch4.netmod.bip)
 
-/* Contiguous data goes from the user buffer straight into BIP's slot. */
-static int send_short(int node, MPIDI_BIP_ctl_t *h, const void *buf,
-		      MPI_Aint count, MPI_Datatype datatype, size_t data_sz,
-		      bool contig, MPI_Aint true_lb)
+/* Contiguous data goes from the user buffer straight into BIP's slot;
+ * other data is packed first, out of line (a 4 KiB buffer on the stack). */
+static int __attribute__((noinline))
+send_short_packed(int node, MPIDI_BIP_ctl_t *h, const void *buf,
+		  MPI_Aint count, MPI_Datatype datatype, size_t data_sz)
 {
 	char packed_data[BIP_SMALL_MAX];
 	MPI_Aint packed;
 	int mpi_errno;
 
-	h->len = (uint32_t)data_sz;
-	if (contig)
-		return MPIDI_BIP_ctl_sendv(node, h, sizeof(*h),
-					   MPIR_get_contig_ptr(buf, true_lb),
-					   data_sz);
 	mpi_errno = MPIR_Typerep_pack(buf, count, datatype, 0, packed_data,
 				      (MPI_Aint)data_sz, &packed);
 	if (mpi_errno)
 		return mpi_errno;
 	return MPIDI_BIP_ctl_sendv(node, h, sizeof(*h), packed_data, data_sz);
+}
+
+static inline int send_short(int node, MPIDI_BIP_ctl_t *h, const void *buf,
+			     MPI_Aint count, MPI_Datatype datatype,
+			     size_t data_sz, bool contig, MPI_Aint true_lb)
+{
+	h->len = (uint32_t)data_sz;
+	if (contig)
+		return MPIDI_BIP_ctl_sendv(node, h, sizeof(*h),
+					   MPIR_get_contig_ptr(buf, true_lb),
+					   data_sz);
+	return send_short_packed(node, h, buf, count, datatype, data_sz);
 }
 
 /* A new request of kind whose errors go to comm's handler; *req_p NULL

@@ -271,7 +271,12 @@ int MPIDI_BIP_ctl_sendv_more(int node, void *hdr, size_t hdr_len,
 /* True when node's FIFO is full: it holds as many messages as node's
  * queue takes. A short send then lends its data instead of a copy
  * (MPIDI_BIP_ctl_sendv_lent). */
-bool MPIDI_BIP_send_fifo_full(int node);
+static inline bool MPIDI_BIP_send_fifo_full(int node)
+{
+	const MPIDI_BIP_peer_t *p = &MPIDI_BIP_global.peers[node];
+
+	return p->queued >= (unsigned)p->ncredits;
+}
 /* Queue the message behind the full FIFO with the data where it is: sreq
  * completes when it leaves (or fails with node). */
 int MPIDI_BIP_ctl_sendv_lent(int node, void *hdr, size_t hdr_len,
