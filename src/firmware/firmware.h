@@ -397,9 +397,9 @@ int bipfw_small_pop(struct bipfw *fw);
 /* bipfw_poll, then up to max small messages, oldest first, each to fn (its
  * data valid until fn returns), then popped; a non-zero return of fn stops
  * after its message. Returns how many fn was given. */
-int bipfw_drain(struct bipfw *fw, int max,
-		int (*fn)(void *arg, const void *data, size_t len, int node),
-		void *arg);
+typedef int (*bipfw_small_fn)(void *arg, const void *data, size_t len,
+			      int node);
+int bipfw_drain(struct bipfw *fw, int max, bipfw_small_fn fn, void *arg);
 
 /* Asynchronous errors (overflow): returns and clears the pending one. */
 int bipfw_take_error(struct bipfw *fw);

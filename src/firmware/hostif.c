@@ -341,18 +341,28 @@ int bipfw_small_pop(struct bipfw *fw)
 	return 0;
 }
 
-/* Here, beside the peek and the pop it repeats, so that both are inline. */
-int bipfw_drain(struct bipfw *fw, int max,
-		int (*fn)(void *arg, const void *data, size_t len, int node),
-		void *arg)
+/* Here, beside the peek and the pop it repeats, so that both are inline.
+ * With nothing queued or held, a small message at the head of the direct
+ * wire goes to fn straight from the ring (bipfw_rx_direct_to). */
+int bipfw_drain(struct bipfw *fw, int max, bipfw_small_fn fn, void *arg)
 {
 	const void *data;
 	size_t len;
 	int n = 0, node, stop = 0;
 
 	bipfw_poll(fw);
-	while (!stop && n < max &&
-	       !bipfw_small_peek(fw, &data, &len, &node)) {
+	while (!stop && n < max) {
+		if (!fw->direct_out && !fw->sq_count && fw->direct_wire >= 0) {
+			if (bipfw_rx_direct_to(fw, fn, arg, &stop)) {
+				n++;
+				continue;
+			}
+			/* Nothing there, or a turn ran: it may have queued. */
+			if (!fw->sq_count)
+				break;
+		}
+		if (bipfw_small_peek(fw, &data, &len, &node))
+			break;
 		stop = fn(arg, data, len, node);
 		bipfw_small_pop(fw);
 		n++;

@@ -487,6 +487,10 @@ int bipfw_rx_run(struct bipfw *fw, unsigned budget);
 /* The small message at the head of the direct wire into fw->direct: 1, or
  * 0 if there is none, or another kind of packet (then a step ran). */
 int bipfw_rx_direct(struct bipfw *fw);
+/* The same, handed straight to fn (its verdict in *stop) instead of held
+ * as fw->direct (bipfw_drain). */
+int bipfw_rx_direct_to(struct bipfw *fw, bipfw_small_fn fn, void *arg,
+		       int *stop);
 /* The words bipfw_rx_direct checks a header's start against, from the
  * configuration (once, at bipfw_create). */
 void bipfw_rx_words(struct bipfw *fw);

@@ -207,12 +207,21 @@ static void prefetch_lent(const uint8_t *p, size_t len)
  * pieces, into e (the queue's, or fw->direct): lent where it lies on its
  * wire (lend: the wire's index + 1), or copied into to. The queue has room
  * again: an overflow episode is over. */
+/* A whole small message goes to the host: the queue has room again (an
+ * overflow episode is over), no pieces wait. */
+static inline void small_taken(struct bipfw *fw, struct bipfw_peer *p)
+{
+	fw->in_overflow = false;
+	p->small_fill = 0;
+	fw->cnt.small_received++;
+}
+
 static inline void entry_fill(struct bipfw *fw, struct bipfw_small_entry *e,
 		       int src, struct bipfw_peer *p,
 		       const struct bip_pkt_hdr *h, const void *payload,
 		       size_t have, uint8_t lend, uint8_t *to)
 {
-	fw->in_overflow = false;
+	small_taken(fw, p);
 	e->src = (uint16_t)src;
 	e->len = (uint32_t)(have + h->len);
 	if (lend) {
@@ -227,8 +236,6 @@ static inline void entry_fill(struct bipfw *fw, struct bipfw_small_entry *e,
 		bip_copy(to + have, payload, h->len);
 		e->data = to;
 	}
-	p->small_fill = 0;
-	fw->cnt.small_received++;
 }
 
 /* A whole small message, or the last piece of one, goes to the queue
@@ -737,45 +744,56 @@ static int rx_wire_from(struct bipfw *fw, unsigned wire, unsigned budget,
 }
 
 /* The packet the direct wire's peek found, if it is a small message that
- * asks nothing of the event loop (bipfw_poll): to the host as fw->direct,
- * its header checked in the wire's own copy (BIPFW_WIRE_PEEK_COPY), a
- * tiny payload copied, a larger one lent where it lies (keep). Anything
+ * asks nothing of the event loop (bipfw_poll): its header checked in the
+ * wire's own copy (BIPFW_WIRE_PEEK_COPY), it goes to the host. Anything
  * else is a turn's: one runs now (waiting for the next poll would leave
  * it there while a crowded host's idle policy gives the core away), and
- * the next poll runs one too. */
-static __attribute__((noinline)) int rx_direct_take(struct bipfw *fw,
-						    const void *wh,
-						    const void *payload,
-						    size_t avail)
+ * the next poll runs one too. NULL then, else the sender. */
+static struct bipfw_peer *direct_check(struct bipfw *fw,
+				       const struct bip_pkt_hdr *h,
+				       size_t avail)
 {
-	unsigned wire = (unsigned)fw->direct_wire;
-	const struct bipfw_port *w = &fw->wires[wire];
-	const struct bip_pkt_hdr *h = wh;
-	struct bipfw_small_entry *e = &fw->direct;
 	struct bipfw_peer *p;
 
-	if (!small_unseq_valid(fw, wire, h, avail) ||
+	if (!small_unseq_valid(fw, (unsigned)fw->direct_wire, h, avail) ||
 	    (p = &fw->peers[h->src])->state != BIPFW_PEER_LIVE ||
 	    h->ack != p->tx.una) {
 		fw->step_due = true;
 		bipfw_step(fw);
-		return 0;
+		return NULL;
 	}
-	if (h->flags & BIP_PKTF_INLINE) {
-		entry_fill(fw, e, h->src, p, h, h->inline_data, 0, 0, e->inl);
-		w->cls->release(w->ctx);
-	} else {
-		entry_fill(fw, e, h->src, p, h, payload, 0,
-			   (uint8_t)(wire + 1), NULL);
-		e->token = w->cls->keep(w->ctx);
-	}
-	fw->direct_out = true;
 	fw->cnt.small_direct++;
 	fw->cnt.packets_received++;
 	p->rx_at = fw->now;
 	/* Takes count as polls (bipfw_rx_direct). */
 	if (++fw->polls % BIPFW_STEP_EVERY == 0)
 		fw->step_due = true;
+	return p;
+}
+
+/* Held as fw->direct, for the host's peek and pop: a tiny payload copied,
+ * a larger one lent where it lies (keep). */
+static __attribute__((noinline)) int rx_direct_take(struct bipfw *fw,
+						    const void *wh,
+						    const void *payload,
+						    size_t avail)
+{
+	const struct bipfw_port *w = &fw->wires[fw->direct_wire];
+	const struct bip_pkt_hdr *h = wh;
+	struct bipfw_small_entry *e = &fw->direct;
+	struct bipfw_peer *p = direct_check(fw, h, avail);
+
+	if (!p)
+		return 0;
+	if (h->flags & BIP_PKTF_INLINE) {
+		entry_fill(fw, e, h->src, p, h, h->inline_data, 0, 0, e->inl);
+		w->cls->release(w->ctx);
+	} else {
+		entry_fill(fw, e, h->src, p, h, payload, 0,
+			   (uint8_t)(fw->direct_wire + 1), e->inl);
+		e->token = w->cls->keep(w->ctx);
+	}
+	fw->direct_out = true;
 	return 1;
 }
 
@@ -798,6 +816,58 @@ __attribute__((noinline)) int bipfw_rx_direct(struct bipfw *fw)
 	if (w->cls->peek(w->ctx, &wh, &payload, &avail))
 		return 0;
 	return rx_direct_take(fw, wh, payload, avail);
+}
+
+/* The packet leaves the ring before fn sees it, so that a turn fn runs
+ * cannot take it again: a tiny payload copied out of the wire's header
+ * copy (which that turn may overwrite; all of its 32 bytes, a fixed copy
+ * cheaper than one of len), a larger one kept where it lies until fn is
+ * done with it. */
+static __attribute__((noinline)) int rx_direct_to(struct bipfw *fw,
+						  const void *wh,
+						  const void *payload,
+						  size_t avail,
+						  bipfw_small_fn fn, void *arg,
+						  int *stop)
+{
+	const struct bipfw_port *w = &fw->wires[fw->direct_wire];
+	const struct bip_pkt_hdr *h = wh;
+	uint8_t inl[BIP_PKT_INLINE_MAX];
+	int src = h->src;
+	size_t len = h->len;
+	struct bipfw_peer *p = direct_check(fw, h, avail);
+	uint64_t token;
+
+	if (!p)
+		return 0;
+	small_taken(fw, p);
+	if (h->flags & BIP_PKTF_INLINE) {
+		memcpy(inl, h->inline_data, sizeof(inl));
+		w->cls->release(w->ctx);
+		*stop = fn(arg, inl, len, src);
+		return 1;
+	}
+	fw->cnt.small_in_place++;
+	token = w->cls->keep(w->ctx);
+	*stop = fn(arg, payload, len, src);
+	w->cls->unkeep(w->ctx, src, token);
+	return 1;
+}
+
+int bipfw_rx_direct_to(struct bipfw *fw, bipfw_small_fn fn, void *arg,
+		       int *stop)
+{
+	const struct bipfw_port *w = &fw->wires[fw->direct_wire];
+	const void *wh, *payload;
+	size_t avail;
+
+	if (fw->step_due) {
+		bipfw_poll(fw);
+		return 0;
+	}
+	if (w->cls->peek(w->ctx, &wh, &payload, &avail))
+		return 0;
+	return rx_direct_to(fw, wh, payload, avail, fn, arg, stop);
 }
 
 /* A wire's first look is here, so that an empty wire (most looks) costs a
