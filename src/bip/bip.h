@@ -162,8 +162,9 @@ int bip_peek_nopoll(bip_ep_t *ep, const void **data, struct bip_status *st);
 typedef int (*bip_small_fn)(void *arg, const void *data, size_t len,
 			    int node);
 
-/* An event loop's turn in one call: bip_poll(), then bip_peek_nopoll(),
- * fn and bip_consume() for each of up to max small messages, oldest first.
+/* An event loop's turn in one call: bip_poll() (whose periodic turn leaves
+ * the rings of this host's nodes to the drain), then bip_peek_nopoll(), fn
+ * and bip_consume() for each of up to max small messages, oldest first.
  * Returns how many fn was given; when none, a pending error if there is
  * one, else 0. From within fn, bip_drain, bip_peek, bip_peek_nopoll,
  * bip_consume and the receives of small messages return -BIP_EBUSY (the

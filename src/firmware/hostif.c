@@ -350,7 +350,7 @@ int bipfw_drain(struct bipfw *fw, int max, bipfw_small_fn fn, void *arg)
 	size_t len;
 	int n = 0, node, stop = 0;
 
-	bipfw_poll(fw);
+	bipfw_poll_light(fw);
 	while (!stop && n < max) {
 		if (!fw->direct_out && !fw->sq_count && fw->direct_wire >= 0) {
 			if (bipfw_rx_direct_to(fw, fn, arg, &stop)) {

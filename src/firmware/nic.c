@@ -497,13 +497,14 @@ static int check_liveness(struct bipfw *fw)
 	return lost;
 }
 
-int bipfw_step(struct bipfw *fw)
+/* A step that reads every wire but skip (-1: none). */
+static int step(struct bipfw *fw, int skip)
 {
 	int rx, n;
 
 	if (++fw->tick % CLOCK_EVERY == 0)
 		fw->now = bipfw_now_us();
-	rx = bipfw_rx_run(fw, RX_BUDGET);
+	rx = bipfw_rx_run(fw, RX_BUDGET, skip);
 	/* Most steps find no peer owed anything and no batch to flush. */
 	n = rx + (fw->tx_n || fw->batching ? bipfw_tx_run(fw) : 0);
 	if (fw->any_lossy)
@@ -514,6 +515,11 @@ int bipfw_step(struct bipfw *fw)
 	return n;
 }
 
+int bipfw_step(struct bipfw *fw)
+{
+	return step(fw, -1);
+}
+
 /* Rule: between lossless peers a poll runs no step unless one is due, and
  * bipfw_small_peek takes small messages straight from the link, the one
  * kind of packet that asks nothing of the event loop (no ack, no state):
@@ -521,19 +527,36 @@ int bipfw_step(struct bipfw *fw)
  * brings no news. A step is due for any other packet (bipfw_rx_direct or
  * a step meets it), for a packet to ourselves (the self wire is read by
  * steps only), while the transmit side or a lossy peer's timers have
- * work, and every BIPFW_STEP_EVERY polls (or small messages taken) for the
- * clock, which that turn reads, and the peers' liveness. */
-int bipfw_poll(struct bipfw *fw)
+ * work. A periodic turn comes every BIPFW_STEP_EVERY polls (or small
+ * messages taken: turn_due) for the clock, which it reads, the peers'
+ * liveness and the other wires; a light one (bipfw_drain's, which takes
+ * from the direct wire itself right after) leaves the direct wire alone,
+ * so that a stream goes to the host straight from the ring instead of
+ * through the queue. */
+static int poll_turn(struct bipfw *fw, bool light)
 {
 	if (fw->direct_wire < 0 || fw->step_due || fw->tx_n || fw->batching ||
 	    fw->any_lossy)
 		goto step;
-	if (++fw->polls % BIPFW_STEP_EVERY)
+	if (!fw->turn_due && ++fw->polls % BIPFW_STEP_EVERY)
 		return 0;
+	fw->turn_due = false;
 	fw->now = bipfw_now_us();
+	if (light)
+		return step(fw, fw->direct_wire);
 step:
-	fw->step_due = false;
+	fw->step_due = fw->turn_due = false;
 	return bipfw_step(fw);
+}
+
+int bipfw_poll(struct bipfw *fw)
+{
+	return poll_turn(fw, false);
+}
+
+int bipfw_poll_light(struct bipfw *fw)
+{
+	return poll_turn(fw, true);
 }
 
 /* Anything to transmit that waits for link space, a hold-off or an ack,

@@ -378,6 +378,7 @@ struct bipfw {
 	struct bipfw_small_entry direct;
 	bool direct_out;
 	bool step_due; /* a poll must run a step: see bipfw_poll */
+	bool turn_due; /* the periodic turn: BIPFW_STEP_EVERY takes went by */
 	unsigned polls; /* polls and direct takes, for BIPFW_STEP_EVERY */
 
 	uint64_t now;      /* the clock, refreshed every CLOCK_EVERY steps */
@@ -479,7 +480,12 @@ static inline void bipfw_gather(uint8_t *dst, const struct iovec *iov,
 }
 
 /* rx.c */
-int bipfw_rx_run(struct bipfw *fw, unsigned budget);
+/* Every wire a peer uses but skip (-1: none), up to budget packets each. */
+int bipfw_rx_run(struct bipfw *fw, unsigned budget, int skip);
+/* bipfw_poll for a caller that takes the direct wire's small messages
+ * itself right after (bipfw_drain): its periodic turn leaves that wire to
+ * the caller instead of queueing what it holds. */
+int bipfw_poll_light(struct bipfw *fw);
 /* Between lossless peers, a turn of the event loop at least every this many
  * polls and direct takes (bipfw_poll). */
 #define BIPFW_STEP_EVERY 16

@@ -767,7 +767,7 @@ static struct bipfw_peer *direct_check(struct bipfw *fw,
 	p->rx_at = fw->now;
 	/* Takes count as polls (bipfw_rx_direct). */
 	if (++fw->polls % BIPFW_STEP_EVERY == 0)
-		fw->step_due = true;
+		fw->turn_due = true;
 	return p;
 }
 
@@ -809,7 +809,7 @@ __attribute__((noinline)) int bipfw_rx_direct(struct bipfw *fw)
 	const void *wh, *payload;
 	size_t avail;
 
-	if (fw->step_due) {
+	if (fw->step_due || fw->turn_due) {
 		bipfw_poll(fw);
 		return 0;
 	}
@@ -865,6 +865,8 @@ int bipfw_rx_direct_to(struct bipfw *fw, bipfw_small_fn fn, void *arg,
 		bipfw_poll(fw);
 		return 0;
 	}
+	if (fw->turn_due)
+		bipfw_poll_light(fw);
 	if (w->cls->peek(w->ctx, &wh, &payload, &avail))
 		return 0;
 	return rx_direct_to(fw, wh, payload, avail, fn, arg, stop);
@@ -890,7 +892,7 @@ static inline int rx_wire(struct bipfw *fw, unsigned wire, unsigned budget)
 #define BULK_LOOK_EVERY 16
 #define BULK_HOT_US 2000
 
-int bipfw_rx_run(struct bipfw *fw, unsigned budget)
+int bipfw_rx_run(struct bipfw *fw, unsigned budget, int skip)
 {
 	int n = 0;
 
@@ -900,6 +902,8 @@ int bipfw_rx_run(struct bipfw *fw, unsigned budget)
 		struct bipfw_port *w = &fw->wires[i];
 		int got;
 
+		if ((int)i == skip)
+			continue;
 		if (w->npeers) {
 			n += rx_wire(fw, i, budget);
 		} else if (w->nbulk && (fw->now < w->hot_until ||

@@ -13,7 +13,9 @@
  * node. Then each sender and node 0 play PINGS round trips: on shm, where
  * a message to an idle peer goes outside the sequence, node 0 must take
  * some straight from the ring (counter small_direct; a stream that fills
- * the ring queues sequenced ones, which only turns take), elsewhere none.
+ * the ring queues sequenced ones, which only turns take), elsewhere none;
+ * then bursts that bip_drain takes, every message of them straight from
+ * the ring on shm.
  * Usage: bip_run -n N test_direct [messages]    (N <= 4)
  */
 #include <stdint.h>
@@ -28,6 +30,8 @@
 #define LONG_LEN (256 * 1024)
 #define LONG_TAG 3
 #define PINGS 100
+#define BURSTS 10
+#define BURST 50 /* fits the smallest ring: sent outside the sequence */
 
 static const size_t widths[] = { 1, 8, 16, 24, 32, 33, 64, 100, 1000, 4000 };
 #define NWIDTHS (sizeof(widths) / sizeof(widths[0]))
@@ -83,6 +87,13 @@ static int sender(bip_ep_t *ep, int n)
 		if ((rc = bip_send(ep, 0, &i, sizeof(i))) < 0 ||
 		    (rc = bip_recv(ep, m, sizeof(m), NULL)) < 0)
 			fail(1, "ping", rc);
+	/* Bursts, each once node 0 took the last. */
+	for (int b = 0; b < BURSTS; b++)
+		for (int i = 0; i < BURST; i++)
+			if ((rc = bip_send(ep, 0, &i, sizeof(i))) < 0 ||
+			    (i == BURST - 1 &&
+			     (rc = bip_recv(ep, m, sizeof(m), NULL)) < 0))
+				fail(1, "burst", rc);
 	rc = bip_recv(ep, &n, sizeof(n), NULL); /* until node 0 is done */
 	bip_close(ep);
 	return rc < 0;
@@ -261,6 +272,47 @@ static int ping_got(void *arg, const void *data, size_t len, int node)
 	return 0;
 }
 
+/* The sender's bursts, drained as they come: on shm every message is
+ * taken straight from the ring, the drains' periodic turns too leaving
+ * it to them (bipfw_poll_light); elsewhere none is. */
+static void bursts(bip_ep_t *ep, int node)
+{
+	struct bip_counters c0, c1;
+	const char *wire, *why;
+	int rc;
+
+	if ((rc = bip_get_counters(ep, &c0)) ||
+	    (rc = bip_peer_wire(ep, node, &wire, &why)))
+		fail(0, "counters", rc);
+	for (int b = 0; b < BURSTS; b++) {
+		for (int i = 0; i < BURST; i++) {
+			struct ping p = { .got = -1 };
+
+			while ((rc = bip_drain(ep, 1, ping_got, &p)) == 0 ||
+			       rc == -BIP_EOVERFLOW)
+				;
+			if (rc != 1 || p.node != node || p.got != i) {
+				fprintf(stderr, "node 0: burst message %d from "
+						"%d: %d, %d from %d\n",
+					i, node, rc, p.got, p.node);
+				exit(1);
+			}
+		}
+		if ((rc = bip_send(ep, node, &b, sizeof(b))))
+			fail(0, "bip_send", rc);
+	}
+	if ((rc = bip_get_counters(ep, &c1)))
+		fail(0, "counters", rc);
+	if (c1.small_direct - c0.small_direct !=
+	    (strcmp(wire, "shm") ? 0 : BURSTS * BURST)) {
+		fprintf(stderr, "node 0: %llu of %d burst messages from node %d "
+				"by %s taken straight from the ring\n",
+			(unsigned long long)(c1.small_direct - c0.small_direct),
+			BURSTS * BURST, node, wire);
+		exit(1);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static struct receiver r;
@@ -322,6 +374,7 @@ int main(int argc, char **argv)
 			if ((rc = bip_send(ep, node, &i, sizeof(i))))
 				fail(0, "pong", rc);
 		}
+		bursts(ep, node);
 	}
 	if ((rc = bip_get_counters(ep, &c)) ||
 	    (rc = bip_peer_wire(ep, 1, &wire, &why)))
