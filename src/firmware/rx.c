@@ -203,10 +203,6 @@ static void prefetch_lent(const uint8_t *p, size_t len)
 		__builtin_prefetch(p + at);
 }
 
-/* A whole small message, or the last piece of one after have bytes of
- * pieces, into e (the queue's, or fw->direct): lent where it lies on its
- * wire (lend: the wire's index + 1), or copied into to. The queue has room
- * again: an overflow episode is over. */
 /* A whole small message goes to the host: the queue has room again (an
  * overflow episode is over), no pieces wait. */
 static inline void small_taken(struct bipfw *fw, struct bipfw_peer *p)
@@ -215,6 +211,10 @@ static inline void small_taken(struct bipfw *fw, struct bipfw_peer *p)
 	p->small_fill = 0;
 	fw->cnt.small_received++;
 }
+
+/* A whole small message, or the last piece of one after have bytes of
+ * pieces, into e (the queue's, or fw->direct): lent where it lies on its
+ * wire (lend: the wire's index + 1), or copied into to (small_taken). */
 
 static inline void entry_fill(struct bipfw *fw, struct bipfw_small_entry *e,
 		       int src, struct bipfw_peer *p,
@@ -832,15 +832,18 @@ static __attribute__((noinline)) int rx_direct_to(struct bipfw *fw,
 {
 	const struct bipfw_port *w = &fw->wires[fw->direct_wire];
 	const struct bip_pkt_hdr *h = wh;
-	uint8_t inl[BIP_PKT_INLINE_MAX];
-	int src = h->src;
-	size_t len = h->len;
 	struct bipfw_peer *p = direct_check(fw, h, avail);
+	uint8_t inl[BIP_PKT_INLINE_MAX];
 	uint64_t token;
+	size_t len;
+	int src;
 
 	if (!p)
 		return 0;
 	small_taken(fw, p);
+	/* Now: a turn fn runs may overwrite the wire's header copy. */
+	src = h->src;
+	len = h->len;
 	if (h->flags & BIP_PKTF_INLINE) {
 		memcpy(inl, h->inline_data, sizeof(inl));
 		w->cls->release(w->ctx);
@@ -861,12 +864,13 @@ int bipfw_rx_direct_to(struct bipfw *fw, bipfw_small_fn fn, void *arg,
 	const void *wh, *payload;
 	size_t avail;
 
-	if (fw->step_due) {
-		bipfw_poll(fw);
-		return 0;
-	}
-	if (fw->turn_due)
+	/* A turn may queue messages (a light one, too, when it must be a
+	 * whole one): those are older than the ring's. */
+	if (fw->step_due || fw->turn_due) {
 		bipfw_poll_light(fw);
+		if (fw->sq_count)
+			return 0;
+	}
 	if (w->cls->peek(w->ctx, &wh, &payload, &avail))
 		return 0;
 	return rx_direct_to(fw, wh, payload, avail, fn, arg, stop);

@@ -7,7 +7,11 @@
 # where every message goes through the queue, and from two senders.
 . "$top_srcdir/test/bip/lib.sh"
 run "$BIP_RUN" -n 2 -t 60 "$T/test_direct" 3000
-BIP_SMALL_QUEUE=4 run "$BIP_RUN" -n 2 -t 60 "$T/test_direct" 1000
+# Three times: whether a turn queues messages just before a take from the
+# ring (which must then serve the queue first) depends on timing.
+for i in 1 2 3; do
+	BIP_SMALL_QUEUE=4 run "$BIP_RUN" -n 2 -t 60 "$T/test_direct" 2000
+done
 BIP_PACKET_SIZE=4160 BIP_SHM_RING_SIZE=16k \
 	run "$BIP_RUN" -n 2 -t 60 "$T/test_direct" 1000
 BIP_WIRE=udp run "$BIP_RUN" -n 2 -t 60 "$T/test_direct" 300
