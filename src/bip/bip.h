@@ -168,7 +168,8 @@ typedef int (*bip_small_fn)(void *arg, const void *data, size_t len,
  * Returns how many fn was given; when none, a pending error if there is
  * one, else 0. From within fn, bip_drain, bip_peek, bip_peek_nopoll,
  * bip_consume and the receives of small messages return -BIP_EBUSY (the
- * message fn holds is not theirs to take); everything else may be called. */
+ * message fn holds is not theirs to take); everything else may be called
+ * but bip_close. */
 int bip_drain(bip_ep_t *ep, int max, bip_small_fn fn, void *arg);
 
 /* --- long messages ----------------------------------------------------- */

@@ -11,7 +11,8 @@ static const char *const messages[BIP_NERRORS] = {
 			  "held back, none lost)",
 	[BIP_EPEERGONE] = "peer is gone",
 	[BIP_EAGAIN] = "resources busy, try again",
-	[BIP_EBUSY] = "a long receive is already posted on this tag",
+	[BIP_EBUSY] = "busy: a long receive is already posted on this tag, "
+		      "or a small message is held by bip_drain's handler",
 	[BIP_ETRUNC] = "long message larger than the posted receive buffer",
 	[BIP_ENOMEM] = "out of memory",
 	[BIP_ESYS] = "system call failed",

@@ -394,9 +394,9 @@ int bipfw_small_peek(struct bipfw *fw, const void **data, size_t *len_p,
 /* The oldest out of the queue: 0, or -BIP_EAGAIN if it is empty (none
  * is taken from the link for that). */
 int bipfw_small_pop(struct bipfw *fw);
-/* bipfw_poll, then up to max small messages, oldest first, each to fn (its
- * data valid until fn returns), then popped; a non-zero return of fn stops
- * after its message. Returns how many fn was given. */
+/* bipfw_poll_light, then up to max small messages, oldest first, each to fn
+ * (its data valid until fn returns), then consumed; a non-zero return of
+ * fn stops after its message. Returns how many fn was given. */
 typedef int (*bipfw_small_fn)(void *arg, const void *data, size_t len,
 			      int node);
 int bipfw_drain(struct bipfw *fw, int max, bipfw_small_fn fn, void *arg);

@@ -542,7 +542,9 @@ static int poll_turn(struct bipfw *fw, bool light)
 		return 0;
 	fw->turn_due = false;
 	fw->now = bipfw_now_us();
-	if (light)
+	/* Light only while no liveness check is due: a peer is judged only
+	 * once every packet it sent is read (step), the direct wire's too. */
+	if (light && fw->now < fw->next_liveness)
 		return step(fw, fw->direct_wire);
 step:
 	fw->step_due = fw->turn_due = false;

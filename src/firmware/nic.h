@@ -372,7 +372,8 @@ struct bipfw {
 	/* The first 16 bytes of a header such a take accepts, as words
 	 * (bipfw_rx_words): all but the source are fixed. */
 	uint64_t unseq_w0[2]; /* without and with BIP_PKTF_INLINE */
-	uint64_t unseq_w1, unseq_src;
+	uint64_t unseq_w1;
+	uint64_t unseq_src; /* the source's bits in the second word */
 	/* The message so taken while the queue was empty, until the host
 	 * consumes it: older than anything queued since. */
 	struct bipfw_small_entry direct;
@@ -497,8 +498,9 @@ int bipfw_rx_direct(struct bipfw *fw);
  * as fw->direct (bipfw_drain). */
 int bipfw_rx_direct_to(struct bipfw *fw, bipfw_small_fn fn, void *arg,
 		       int *stop);
-/* The words bipfw_rx_direct checks a header's start against, from the
- * configuration (once, at bipfw_create). */
+/* The words a small message outside the sequence is checked against
+ * (direct takes, and turns first), from the configuration (once, at
+ * bipfw_create). */
 void bipfw_rx_words(struct bipfw *fw);
 /* tx.c */
 int bipfw_tx_run(struct bipfw *fw);

@@ -214,8 +214,7 @@ static inline void small_taken(struct bipfw *fw, struct bipfw_peer *p)
 
 /* A whole small message, or the last piece of one after have bytes of
  * pieces, into e (the queue's, or fw->direct): lent where it lies on its
- * wire (lend: the wire's index + 1), or copied into to (small_taken). */
-
+ * wire (lend: the wire's index + 1), or copied into to. */
 static inline void entry_fill(struct bipfw *fw, struct bipfw_small_entry *e,
 		       int src, struct bipfw_peer *p,
 		       const struct bip_pkt_hdr *h, const void *payload,

@@ -127,8 +127,10 @@ _Static_assert(sizeof(MPIDI_BIP_ctl_t) == 16 &&
 #define MPIDI_BIP_DATA_MAX ((uint64_t)INT64_MAX)
 
 /* Why a control message is dropped: one list makes the enum and the names.
- * The first six are found by MPIDI_BIP_ctl_decode, the last three by the
- * handler that looks the named request, or the eager message, up. */
+ * The first six are found by MPIDI_BIP_ctl_decode (SHORT's three by
+ * MPIDI_BIP_ctl_short_check, which it shares with the progress engine's
+ * shorter way for SHORT), the last three by the handler that looks the
+ * named request, or the eager message, up. */
 #define MPIDI_BIP_CTL_DROPS(X)                                                 \
 	X(TOO_SHORT) /* shorter than its type's header */                      \
 	X(TYPE)      /* an unknown type */                                     \

@@ -157,8 +157,8 @@ static int named_request(int node, const MPIDI_BIP_ctl_msg_t *m,
 	return MPIDI_BIP_CTL_OK;
 }
 
-/* One control message of len bytes from node, other than SHORT (dispatch
- * takes those): its fixed part is copied and
+/* One control message of len bytes from node (SHORT ones come by dispatch's
+ * shorter way): its fixed part is copied and
  * checked, and the request it names looked up, before anything is used. A
  * malformed one is dropped and counted, and gives no credit back (its
  * sender did not count it either). Payloads stay where they are, read
@@ -186,6 +186,11 @@ static int dispatch_any(int node, const void *msg, size_t len)
 	payload = (const char *)msg + fixed;
 	MPIDI_BIP_ctl_arrived(node, &m.h);
 	switch (m.h.type) {
+	case MPIDI_BIP_CTL_SHORT:
+		/* A header its sender rewrote after dispatch looked at it:
+		 * what this copy says goes. */
+		mpi_errno = MPIDI_BIP_recv_short(node, &m.h, payload);
+		break;
 	case MPIDI_BIP_CTL_RTS3:
 	case MPIDI_BIP_CTL_RNDV:
 		mpi_errno = MPIDI_BIP_recv_rts(node, &m.rts);

@@ -31,6 +31,13 @@
  *   close-timeout:   node 1 stops polling; node 0's bip_close, with sends
  *                    that node 1 never acknowledged, must say so (run with
  *                    a short BIP_CLOSE_TIMEOUT_MS).
+ *   drain-after-death: node 1 sends DEAD_MSGS small messages and exits
+ *                    without closing; node 0 sleeps past a liveness check
+ *                    (run with a short BIP_LIVENESS_MS), then bip_drain
+ *                    must give it every one of them, in order, before the
+ *                    peer counts as gone (the drain's own turns, which
+ *                    leave the ring to it, must not judge node 1 while its
+ *                    messages are still there).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -158,6 +165,51 @@ static int check_reuse(bip_ep_t *ep)
 	       (node == 0 && (window > pingpong + 16 || burst < window + 3));
 }
 
+#define DEAD_MSGS 40
+
+static int got_next(void *arg, const void *data, size_t len, int node)
+{
+	int *next = arg, v;
+
+	if (node != 1 || len != sizeof(v))
+		return 1;
+	memcpy(&v, data, sizeof(v));
+	if (v != *next)
+		return 1;
+	++*next;
+	return 0;
+}
+
+static int drain_after_death(bip_ep_t *ep)
+{
+	int next = 0, rc;
+
+	if (bip_node(ep) == 1) {
+		for (int i = 0; i < DEAD_MSGS; i++)
+			if ((rc = bip_send(ep, 0, &i, sizeof(i))))
+				return fail("send", rc);
+		_exit(0); /* no bip_close: looks like a crash */
+	}
+	sleep(1);
+	while (next < DEAD_MSGS) {
+		rc = bip_drain(ep, 1, got_next, &next);
+		if (rc < 0 || (rc == 0 && bip_peer_gone(ep, 1) == 1)) {
+			fprintf(stderr, "drain after death: %d of %d messages, "
+					"then %d\n", next, DEAD_MSGS, rc);
+			return 1;
+		}
+	}
+	while ((rc = bip_recv_try(ep, &next, sizeof(next), NULL)) ==
+	       -BIP_EAGAIN)
+		;
+	bip_close(ep);
+	if (rc != -BIP_EPEERGONE)
+		return fail("a receive after the last message", rc);
+	printf("drain after death: all %d messages, then BIP_EPEERGONE\n",
+	       DEAD_MSGS);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "die-after-init";
@@ -176,6 +228,8 @@ int main(int argc, char **argv)
 		return check_lazy(ep);
 	if (strcmp(mode, "check-reuse") == 0)
 		return check_reuse(ep);
+	if (strcmp(mode, "drain-after-death") == 0)
+		return drain_after_death(ep);
 	if (strcmp(mode, "shm-full") == 0) {
 		rc = bip_send(ep, bip_node(ep) ^ 1, buf, 10);
 		if (!rc)

@@ -80,11 +80,18 @@ static void inject(sendv_fn real, bip_ep_t *ep, int node)
 		send_raw(real, ep, node, &h, sizeof(h));
 		h = (MPIDI_BIP_ctl_t){ .type = MPIDI_BIP_CTL_SHORT, .len = 40 };
 		send_raw(real, ep, node, &h, sizeof(h)); /* no data follows */
+		/* SHORTs the receiver's fast path checks: credits never
+		 * given, a negative rank. */
+		h = (MPIDI_BIP_ctl_t){ .type = MPIDI_BIP_CTL_SHORT,
+				       .credits = 200 };
+		send_raw(real, ep, node, &h, sizeof(h));
+		h = (MPIDI_BIP_ctl_t){ .type = MPIDI_BIP_CTL_SHORT, .rank = -5 };
+		send_raw(real, ep, node, &h, sizeof(h));
 		bytes[0] = (char)MPIDI_BIP_CTL_NTYPES;
 		send_raw(real, ep, node, bytes, sizeof(bytes));
 		bytes[0] = (char)MPIDI_BIP_CTL_RTS3;
 		send_raw(real, ep, node, bytes, 3); /* shorter than a header */
-		n += 7;
+		n += 9;
 	}
 	{
 		/* Eager pieces: a size beyond the three-way limit, a first
