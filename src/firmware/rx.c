@@ -3,6 +3,7 @@
  * link, apply the reliability rules, and deliver what is in sequence to the
  * host interface (small queue, long receives, send slots).
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -703,6 +704,7 @@ static int rx_wire_from(struct bipfw *fw, unsigned wire, unsigned budget,
 	struct bip_pkt_hdr copy;
 	const struct bip_pkt_hdr *h;
 	unsigned n = 0, held = 0;
+	bool unseq;
 
 	do {
 		/* Validate and use a private copy: the link's copy may be in
@@ -720,9 +722,12 @@ static int rx_wire_from(struct bipfw *fw, unsigned wire, unsigned budget,
 				      ? (uint8_t)(wire + 1)
 				      : 0;
 		/* Most packets between lossless peers are small messages
-		 * outside the sequence: those pass the shorter check. */
-		if (!(small_unseq_valid(fw, wire, h, avail) ||
-		      packet_valid(fw, wire, h, payload, avail)) ||
+		 * outside the sequence: those pass the shorter check, which
+		 * accepts nothing packet_valid refuses (asserted where
+		 * asserts run: fuzzing, debug builds). */
+		unseq = small_unseq_valid(fw, wire, h, avail);
+		assert(!unseq || packet_valid(fw, wire, h, payload, avail));
+		if (!(unseq || packet_valid(fw, wire, h, payload, avail)) ||
 		    handle_packet(fw, h, payload)) {
 			if (fw->rx_lent)
 				fw->rx_lent->token = w->cls->keep(w->ctx);
@@ -750,11 +755,18 @@ static int rx_wire_from(struct bipfw *fw, unsigned wire, unsigned budget,
  * the next poll runs one too. NULL then, else the sender. */
 static struct bipfw_peer *direct_check(struct bipfw *fw,
 				       const struct bip_pkt_hdr *h,
-				       size_t avail)
+				       const void *payload, size_t avail)
 {
+	unsigned wire = (unsigned)fw->direct_wire;
 	struct bipfw_peer *p;
 
-	if (!small_unseq_valid(fw, (unsigned)fw->direct_wire, h, avail) ||
+	/* The shorter check accepts nothing packet_valid refuses. */
+	assert(!small_unseq_valid(fw, wire, h, avail) ||
+	       packet_valid(fw, wire, h,
+			    h->flags & BIP_PKTF_INLINE ? h->inline_data
+						       : payload,
+			    avail));
+	if (!small_unseq_valid(fw, wire, h, avail) ||
 	    (p = &fw->peers[h->src])->state != BIPFW_PEER_LIVE ||
 	    h->ack != p->tx.una) {
 		fw->step_due = true;
@@ -780,7 +792,7 @@ static __attribute__((noinline)) int rx_direct_take(struct bipfw *fw,
 	const struct bipfw_port *w = &fw->wires[fw->direct_wire];
 	const struct bip_pkt_hdr *h = wh;
 	struct bipfw_small_entry *e = &fw->direct;
-	struct bipfw_peer *p = direct_check(fw, h, avail);
+	struct bipfw_peer *p = direct_check(fw, h, payload, avail);
 
 	if (!p)
 		return 0;
@@ -831,7 +843,7 @@ static __attribute__((noinline)) int rx_direct_to(struct bipfw *fw,
 {
 	const struct bipfw_port *w = &fw->wires[fw->direct_wire];
 	const struct bip_pkt_hdr *h = wh;
-	struct bipfw_peer *p = direct_check(fw, h, avail);
+	struct bipfw_peer *p = direct_check(fw, h, payload, avail);
 	uint8_t inl[BIP_PKT_INLINE_MAX];
 	uint64_t token;
 	size_t len;
