@@ -75,6 +75,8 @@ int bipfw_post_small(struct bipfw *fw, int peer, const struct iovec *iov,
 	if (rc)
 		return rc;
 	for (int i = 0; i < iovcnt; i++) {
+		if (!iov[i].iov_base && iov[i].iov_len)
+			return -BIP_EINVAL;
 		if (iov[i].iov_len > BIP_SMALL_MAX - len)
 			return -BIP_ETOOLONG;
 		len += iov[i].iov_len;
@@ -297,7 +299,7 @@ int bipfw_small_peek(struct bipfw *fw, const void **data, size_t *len_p,
 	/* The ring's head, when nothing waits before it (a turn that packet
 	 * may run can queue messages instead). */
 	if (!fw->direct_out && !fw->sq_count && fw->direct_wire >= 0)
-		bipfw_rx_direct(fw);
+		bipfw_rx_direct(fw, NULL, NULL, NULL);
 	if (fw->direct_out)
 		e = &fw->direct;
 	else if (fw->sq_count)
@@ -343,7 +345,7 @@ int bipfw_small_pop(struct bipfw *fw)
 
 /* Here, beside the peek and the pop it repeats, so that both are inline.
  * With nothing queued or held, a small message at the head of the direct
- * wire goes to fn straight from the ring (bipfw_rx_direct_to). */
+ * wire goes to fn straight from the ring (bipfw_rx_direct). */
 int bipfw_drain(struct bipfw *fw, int max, bipfw_small_fn fn, void *arg)
 {
 	const void *data;
@@ -353,7 +355,7 @@ int bipfw_drain(struct bipfw *fw, int max, bipfw_small_fn fn, void *arg)
 	bipfw_poll_light(fw);
 	while (!stop && n < max) {
 		if (!fw->direct_out && !fw->sq_count && fw->direct_wire >= 0) {
-			if (bipfw_rx_direct_to(fw, fn, arg, &stop)) {
+			if (bipfw_rx_direct(fw, fn, arg, &stop)) {
 				n++;
 				continue;
 			}

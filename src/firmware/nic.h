@@ -491,13 +491,13 @@ int bipfw_poll_light(struct bipfw *fw);
  * polls and direct takes (bipfw_poll). */
 #define BIPFW_STEP_EVERY 16
 
-/* The small message at the head of the direct wire into fw->direct: 1, or
- * 0 if there is none, or another kind of packet (then a step ran). */
-int bipfw_rx_direct(struct bipfw *fw);
-/* The same, handed straight to fn (its verdict in *stop) instead of held
- * as fw->direct (bipfw_drain). */
-int bipfw_rx_direct_to(struct bipfw *fw, bipfw_small_fn fn, void *arg,
-		       int *stop);
+/* The small message at the head of the direct wire, handed straight to fn
+ * (its verdict in *stop; bipfw_drain), or with fn NULL held as fw->direct
+ * (the host's peek and pop): 1, or 0 if there is none, or another kind of
+ * packet (then a step ran), or a turn queued messages (serve those
+ * first). */
+int bipfw_rx_direct(struct bipfw *fw, bipfw_small_fn fn, void *arg,
+		    int *stop);
 /* The words a small message outside the sequence is checked against
  * (direct takes, and turns first), from the configuration (once, at
  * bipfw_create). */

@@ -80,8 +80,9 @@ void bipfw_rx_words(struct bipfw *fw)
  * version, type, flags, destination and sequence number (0) are one
  * compare of the words they fill (bipfw_rx_words); the rest is
  * hdr_valid's. */
-static bool small_unseq_valid(const struct bipfw *fw, unsigned wire,
-			      const struct bip_pkt_hdr *h, size_t avail)
+static inline __attribute__((always_inline)) bool
+small_unseq_valid(const struct bipfw *fw, unsigned wire,
+		  const struct bip_pkt_hdr *h, size_t avail)
 {
 	uint64_t w[2];
 
@@ -808,27 +809,6 @@ static __attribute__((noinline)) int rx_direct_take(struct bipfw *fw,
 	return 1;
 }
 
-/* Most looks find nothing: those cost the wire's peek and no frame. A turn
- * due goes first (after other packets, a send to ourselves, and every
- * BIPFW_STEP_EVERY takes: receive calls alone, against a ring that never
- * empties, still give the transmit side and the timers their turns); a
- * turn this runs may have queued messages, so the caller looks at the
- * queue again. */
-__attribute__((noinline)) int bipfw_rx_direct(struct bipfw *fw)
-{
-	const struct bipfw_port *w = &fw->wires[fw->direct_wire];
-	const void *wh, *payload;
-	size_t avail;
-
-	if (fw->step_due || fw->turn_due) {
-		bipfw_poll(fw);
-		return 0;
-	}
-	if (w->cls->peek(w->ctx, &wh, &payload, &avail))
-		return 0;
-	return rx_direct_take(fw, wh, payload, avail);
-}
-
 /* The packet leaves the ring before fn sees it, so that a turn fn runs
  * cannot take it again: a tiny payload copied out of the wire's header
  * copy (which that turn may overwrite; all of its 32 bytes, a fixed copy
@@ -868,15 +848,20 @@ static __attribute__((noinline)) int rx_direct_to(struct bipfw *fw,
 	return 1;
 }
 
-int bipfw_rx_direct_to(struct bipfw *fw, bipfw_small_fn fn, void *arg,
-		       int *stop)
+/* Most looks find nothing: those cost the wire's peek and no frame. A turn
+ * due goes first (after other packets, a send to ourselves, and every
+ * BIPFW_STEP_EVERY takes: receive calls alone, against a ring that never
+ * empties, still give the transmit side and the timers their turns). It
+ * is a light one, which leaves the ring to this take; but it may have to
+ * be a whole one, which can queue messages: those are older than the
+ * ring's, so the caller serves the queue first. */
+inline __attribute__((always_inline)) int
+bipfw_rx_direct(struct bipfw *fw, bipfw_small_fn fn, void *arg, int *stop)
 {
 	const struct bipfw_port *w = &fw->wires[fw->direct_wire];
 	const void *wh, *payload;
 	size_t avail;
 
-	/* A turn may queue messages (a light one, too, when it must be a
-	 * whole one): those are older than the ring's. */
 	if (fw->step_due || fw->turn_due) {
 		bipfw_poll_light(fw);
 		if (fw->sq_count)
@@ -884,7 +869,8 @@ int bipfw_rx_direct_to(struct bipfw *fw, bipfw_small_fn fn, void *arg,
 	}
 	if (w->cls->peek(w->ctx, &wh, &payload, &avail))
 		return 0;
-	return rx_direct_to(fw, wh, payload, avail, fn, arg, stop);
+	return fn ? rx_direct_to(fw, wh, payload, avail, fn, arg, stop)
+		  : rx_direct_take(fw, wh, payload, avail);
 }
 
 /* A wire's first look is here, so that an empty wire (most looks) costs a

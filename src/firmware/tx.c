@@ -179,8 +179,10 @@ int bipfw_tx_small(struct bipfw *fw, int peer, const struct iovec *iov,
 	w->cls->commit(w->ctx, peer, pkt, inl ? 0 : len);
 	bipfw_rel_on_ack_sent(&p->rx);
 	p->sent = true;
-	fw->self_unseq += peer == fw->cfg.node;
-	fw->step_due |= peer == fw->cfg.node;
+	if (peer == fw->cfg.node) {
+		fw->self_unseq++;
+		fw->step_due = true;
+	}
 	fw->cnt.packets_sent++;
 	fw->cnt.small_sent++;
 	return 0;

@@ -179,9 +179,11 @@ static inline int ctl_post(int node, MPIDI_BIP_peer_t *p,
  * or queue a copy behind what waits for node (ourselves included: BIP's
  * self wire loops it back); with lent, the header's copy and the data where
  * it is, lent's request completing when it leaves. With more, another to
- * node follows at once. */
-static int ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
-		     size_t data_len, bool more, MPIR_Request *lent)
+ * node follows at once. In line in each of the three ways in, so that
+ * more and lent fold away in the commonest (MPIDI_BIP_ctl_sendv). */
+static inline __attribute__((always_inline)) int
+ctl_sendv(int node, void *hdr, size_t hdr_len, const void *data,
+	  size_t data_len, bool more, MPIR_Request *lent)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	MPIDI_BIP_peer_t *p = &g->peers[node];

@@ -57,8 +57,9 @@ static void posted_unlink(MPIR_Request *prev, MPIR_Request *r)
 		g->posted_tail = prev;
 }
 
-/* The oldest posted receive that takes (ctx, rank, tag), dequeued. */
-static MPIR_Request *posted_take(uint16_t ctx, int rank, int tag)
+/* The oldest posted receive that takes (ctx, rank, tag), dequeued. In
+ * line: the head takes most messages. */
+static inline __attribute__((always_inline)) MPIR_Request *posted_take(uint16_t ctx, int rank, int tag)
 {
 	MPIR_Request *prev = NULL;
 
@@ -229,38 +230,61 @@ static int recv_fail(MPIR_Request *rreq, int rank, int tag, int err)
 	return MPI_SUCCESS;
 }
 
-/* The message is complete: copy `data` in (NULL: it landed in place), set
- * the status (truncation is an error in it, as MPI says), complete. */
-static int recv_finish(MPIR_Request *rreq, int rank, int tag,
-		       const void *data, uint64_t data_sz)
+/* Non-contiguous data, unpacked into the receive's buffer. */
+static __attribute__((noinline)) int recv_unpack(MPIR_Request *rreq,
+						 const void *data, MPI_Aint n)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
+	MPI_Aint done;
+
+	return MPIR_Typerep_unpack(data, n, r->buf, r->count, r->datatype, 0,
+				   &done);
+}
+
+static __attribute__((noinline)) int recv_truncated(int rank, int tag,
+						    MPI_Aint cap,
+						    uint64_t data_sz)
+{
+	return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__,
+				    __LINE__, MPI_ERR_TRUNCATE, "**truncate",
+				    "**truncate %d %d %d %d", rank, tag,
+				    (int)cap, (int)data_sz);
+}
+
+/* The message is complete: copy `data` in (NULL: it landed in place), set
+ * the status (truncation is an error in it, as MPI says), complete. In
+ * line where a SHORT message arrives (recv_short), out of line for the
+ * rest (recv_finish). */
+static inline __attribute__((always_inline)) int
+recv_complete(MPIR_Request *rreq, int rank, int tag, const void *data,
+	      uint64_t data_sz)
+{
 	bool contig;
 	char *dst;
-	MPI_Aint cap = recv_capacity(rreq, &contig, &dst), n, done;
+	MPI_Aint cap = recv_capacity(rreq, &contig, &dst), n;
 	int mpi_errno = MPI_SUCCESS;
 
 	n = MPL_MIN((MPI_Aint)data_sz, cap);
-	if (data && n && contig) {
+	if (data && n && contig)
 		bip_copy(dst, data, (size_t)n);
-	} else if (data && n) {
-		mpi_errno = MPIR_Typerep_unpack(data, n, r->buf, r->count,
-						r->datatype, 0, &done);
-		MPIR_ERR_CHECK(mpi_errno);
+	else if (data && n)
+		mpi_errno = recv_unpack(rreq, data, n);
+	if (!mpi_errno) {
+		rreq->status.MPI_SOURCE = rank;
+		rreq->status.MPI_TAG = tag;
+		MPIR_STATUS_SET_COUNT(rreq->status, n);
+		if ((MPI_Aint)data_sz > cap)
+			rreq->status.MPI_ERROR =
+				recv_truncated(rank, tag, cap, data_sz);
 	}
-	rreq->status.MPI_SOURCE = rank;
-	rreq->status.MPI_TAG = tag;
-	MPIR_STATUS_SET_COUNT(rreq->status, n);
-	if ((MPI_Aint)data_sz > cap)
-		rreq->status.MPI_ERROR = MPIR_Err_create_code(
-			MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-			MPI_ERR_TRUNCATE, "**truncate", "**truncate %d %d %d %d",
-			rank, tag, (int)cap, (int)data_sz);
-fn_exit:
 	recv_end(rreq);
 	return mpi_errno;
-fn_fail:
-	goto fn_exit;
+}
+
+static int recv_finish(MPIR_Request *rreq, int rank, int tag,
+		       const void *data, uint64_t data_sz)
+{
+	return recv_complete(rreq, rank, tag, data, data_sz);
 }
 
 /* Where long data for rreq lands: the user buffer when it is contiguous,
@@ -825,7 +849,8 @@ int MPIDI_BIP_recv_short(int node, const MPIDI_BIP_ctl_t *ctl,
 	MPIDI_BIP_unexp_t *u;
 
 	if (rreq)
-		return recv_finish(rreq, ctl->rank, ctl->tag, data, ctl->len);
+		return recv_complete(rreq, ctl->rank, ctl->tag, data,
+				     ctl->len);
 	u = unexp_new(node, ctl, ctl->len, ctl->len);
 	if (!u)
 		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,

@@ -1143,16 +1143,15 @@ static bool reuse_start(struct shm_peer *pp, uint64_t at, uint64_t rec)
 	return rec <= tail_at && (!unread || 2 * tail_at >= pp->ready);
 }
 
-/* Room for a record of len payload bytes in our ring in the peer's
- * segment, behind a pad if it would cross the end (of the ring, or of its
- * reserved part: reuse_start). The tail comes from the peer: whatever it
- * says, we write only inside the ring's reserved part. */
-static struct bip_pkt_hdr *shm_reserve(void *ctx, int peer, size_t len)
+/* Room for a record of rec bytes at at in our ring in the peer's segment,
+ * behind a pad if it would cross the end (of the ring, or of its reserved
+ * part: reuse_start). The tail comes from the peer: whatever it says, we
+ * write only inside the ring's reserved part. */
+static __attribute__((noinline)) struct bip_pkt_hdr *
+reserve_slow(struct bipfw_shm *shm, int peer, uint64_t at, uint64_t rec)
 {
-	struct bipfw_shm *shm = ctx;
 	struct shm_peer *pp = &shm->peers[peer];
-	uint64_t size = pp->mask + 1, at = pp->head & pp->mask;
-	uint64_t rec = record_bytes(len);
+	uint64_t size = pp->mask + 1;
 	uint64_t pad = at + rec > size ? size - at : 0, end;
 
 	if (!pp->seg || pp->cut)
@@ -1186,6 +1185,21 @@ static struct bip_pkt_hdr *shm_reserve(void *ctx, int peer, size_t len)
 	return (struct bip_pkt_hdr *)(pp->out->data + at);
 }
 
+/* Room for a record of len payload bytes. Most records need no pad, no
+ * new pages and no fresh look at the tail: those are reserve_slow's. */
+static struct bip_pkt_hdr *shm_reserve(void *ctx, int peer, size_t len)
+{
+	struct bipfw_shm *shm = ctx;
+	struct shm_peer *pp = &shm->peers[peer];
+	uint64_t size = pp->mask + 1, at = pp->head & pp->mask;
+	uint64_t rec = record_bytes(len);
+
+	if (at + rec + RECORD_ALIGN <= pp->ready && at + rec <= size &&
+	    pp->head + rec - pp->tail_seen <= size && pp->seg && !pp->cut)
+		return (struct bip_pkt_hdr *)(pp->out->data + at);
+	return reserve_slow(shm, peer, at, rec);
+}
+
 /* The writer's half of the no-lost-wakeup barrier (the sleeper's is
  * sleep_barrier): a fence, or nothing where the sleeper's membarrier runs
  * one on our CPU for us. */
@@ -1197,12 +1211,13 @@ static void wake_fence(bool fence)
 		atomic_signal_fence(memory_order_seq_cst);
 }
 
-/* The peer's doorbell, if it sleeps (after wake_fence). */
-static void wake_sleeper(struct bipfw_shm *shm, int peer)
+/* The peer's doorbell, rung the way it sleeps. */
+static __attribute__((noinline)) void wake_ring(struct bipfw_shm *shm,
+						int peer, uint32_t how)
 {
 	struct seg_hdr *s = shm->peers[peer].seg;
 
-	switch (atomic_load_explicit(&s->sleeping, memory_order_relaxed)) {
+	switch (how) {
 	case SLEEP_FUTEX:
 		atomic_fetch_add(&s->doorbell, 1);
 		futex(&s->doorbell, FUTEX_WAKE, 1, NULL);
@@ -1211,6 +1226,17 @@ static void wake_sleeper(struct bipfw_shm *shm, int peer)
 		bell_ring(shm, peer);
 		break;
 	}
+}
+
+/* The peer's doorbell, if it sleeps (after wake_fence): a look at one
+ * word, in line in every send. */
+static inline void wake_sleeper(struct bipfw_shm *shm, int peer)
+{
+	uint32_t how = atomic_load_explicit(&shm->peers[peer].seg->sleeping,
+					    memory_order_relaxed);
+
+	if (how != AWAKE)
+		wake_ring(shm, peer, how);
 }
 
 /* The record is written: its stamp makes it visible to the consumer. */
