@@ -533,13 +533,12 @@ int bipfw_step(struct bipfw *fw)
  * from the direct wire itself right after) leaves the direct wire alone,
  * so that a stream goes to the host straight from the ring instead of
  * through the queue. */
-static int poll_turn(struct bipfw *fw, bool light)
+int bipfw_poll_turn(struct bipfw *fw, bool light)
 {
 	if (fw->direct_wire < 0 || fw->step_due || fw->tx_n || fw->batching ||
 	    fw->any_lossy)
 		goto step;
-	if (!fw->turn_due && ++fw->polls % BIPFW_STEP_EVERY)
-		return 0;
+	/* The periodic turn, or a due one (bipfw_poll_skips said which). */
 	fw->turn_due = false;
 	fw->now = bipfw_now_us();
 	/* Light only while no liveness check is due: a peer is judged only
@@ -553,12 +552,7 @@ step:
 
 int bipfw_poll(struct bipfw *fw)
 {
-	return poll_turn(fw, false);
-}
-
-int bipfw_poll_light(struct bipfw *fw)
-{
-	return poll_turn(fw, true);
+	return bipfw_poll_skips(fw) ? 0 : bipfw_poll_turn(fw, false);
 }
 
 /* Anything to transmit that waits for link space, a hold-off or an ack,

@@ -483,13 +483,28 @@ static inline void bipfw_gather(uint8_t *dst, const struct iovec *iov,
 /* rx.c */
 /* Every wire a peer uses but skip (-1: none), up to budget packets each. */
 int bipfw_rx_run(struct bipfw *fw, unsigned budget, int skip);
-/* bipfw_poll for a caller that takes the direct wire's small messages
- * itself right after (bipfw_drain): its periodic turn leaves that wire to
- * the caller instead of queueing what it holds. */
-int bipfw_poll_light(struct bipfw *fw);
 /* Between lossless peers, a turn of the event loop at least every this many
  * polls and direct takes (bipfw_poll). */
 #define BIPFW_STEP_EVERY 16
+/* Whether a poll only counts (bipfw_poll's rule, nic.c): between lossless
+ * peers, with nothing to transmit and no turn due, all but every
+ * BIPFW_STEP_EVERY-th. In line: most polls stop here. */
+static inline bool bipfw_poll_skips(struct bipfw *fw)
+{
+	return fw->direct_wire >= 0 && !fw->step_due && !fw->tx_n &&
+	       !fw->batching && !fw->any_lossy && !fw->turn_due &&
+	       ++fw->polls % BIPFW_STEP_EVERY;
+}
+/* The turn of a poll that does not only count; light: see
+ * bipfw_poll_light. */
+int bipfw_poll_turn(struct bipfw *fw, bool light);
+/* bipfw_poll for a caller that takes the direct wire's small messages
+ * itself right after (bipfw_drain): its periodic turn leaves that wire to
+ * the caller instead of queueing what it holds. */
+static inline int bipfw_poll_light(struct bipfw *fw)
+{
+	return bipfw_poll_skips(fw) ? 0 : bipfw_poll_turn(fw, true);
+}
 
 /* The small message at the head of the direct wire, handed straight to fn
  * (its verdict in *stop; bipfw_drain), or with fn NULL held as fw->direct

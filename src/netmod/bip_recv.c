@@ -191,7 +191,7 @@ static MPIDI_BIP_unexp_t *unexp_new(int node, const MPIDI_BIP_ctl_t *h,
 }
 
 /* Bytes the receive can hold; whether they are one contiguous block. */
-static MPI_Aint recv_capacity(MPIR_Request *rreq, bool *contig, char **dst)
+static inline MPI_Aint recv_capacity(MPIR_Request *rreq, bool *contig, char **dst)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
 	MPIR_Datatype *dt_ptr;
@@ -207,7 +207,7 @@ static MPI_Aint recv_capacity(MPIR_Request *rreq, bool *contig, char **dst)
 }
 
 /* The receive is over: its buffers go, its request completes. */
-static void recv_end(MPIR_Request *rreq)
+static inline void recv_end(MPIR_Request *rreq)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
 
