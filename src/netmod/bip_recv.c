@@ -207,7 +207,8 @@ static inline MPI_Aint recv_capacity(MPIR_Request *rreq, bool *contig, char **ds
 }
 
 /* The receive is over: its buffers go, its request completes. */
-static inline void recv_end(MPIR_Request *rreq)
+static inline __attribute__((always_inline)) void
+recv_end(MPIR_Request *rreq)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
 
