@@ -44,11 +44,19 @@ enum { SEND_TAG = 2, READY_TAG = 3, RECV_TAG = 0, READY_RECV_TAG = 1 };
  * of a GRO run can: the receive path must copy it, not read it in place.
  * A wire that shows private copies (BIPFW_WIRE_PEEK_COPY) aligns them. */
 #define MISALIGN 4
+/* Packets lent at once, per peer (the queue holds 8, plus fw->direct and a
+ * drain's own). */
+#define LENT_MAX 16
 struct fake {
 	const uint8_t *p;
 	size_t left;
 	size_t at;   /* where the header sits in hdr */
 	bool shown;  /* shown and not yet released: shown again */
+	/* Each peer's lent packets by token, oldest first: they must come
+	 * back in that order (shm frees its ring up to a record's end). */
+	uint64_t tokens;
+	uint64_t lent[NODES][LENT_MAX];
+	unsigned lent_n[NODES];
 	_Alignas(8) uint8_t hdr[MISALIGN + sizeof(struct bip_pkt_hdr)];
 	uint8_t slot[PKT];
 };
@@ -97,15 +105,30 @@ static void fake_hold(void *ctx)
 
 /* A lent payload stays in the slot, which the next peek overwrites: what
  * a turn lends several times over is not checked here (payloads are the
- * host's, and the harness reads none). */
+ * host's, and the harness reads none). What is checked is the order in
+ * which each peer's lent packets come back: the order they were lent. */
 static uint64_t fake_keep(void *ctx)
 {
-	((struct fake *)ctx)->shown = false;
-	return 0;
+	struct fake *f = ctx;
+	struct bip_pkt_hdr h;
+
+	memcpy(&h, f->hdr + f->at, sizeof(h));
+	if (h.src >= NODES || f->lent_n[h.src] == LENT_MAX)
+		abort();
+	f->lent[h.src][f->lent_n[h.src]++] = ++f->tokens;
+	f->shown = false;
+	return f->tokens;
 }
 
 static void fake_unkeep(void *ctx, int peer, uint64_t token)
 {
+	struct fake *f = ctx;
+
+	if (peer < 0 || peer >= NODES || !f->lent_n[peer] ||
+	    f->lent[peer][0] != token)
+		abort();
+	memmove(f->lent[peer], f->lent[peer] + 1,
+		--f->lent_n[peer] * sizeof(f->lent[peer][0]));
 }
 
 /* What the NIC sends goes nowhere. */
@@ -225,6 +248,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	f.left = 0;
 	f.shown = false;
+	memset(f.lent_n, 0, sizeof(f.lent_n));
 	direct = (data[0] & 3) == 2;
 	wire.flags = data[0] & 1 ? BIPFW_WIRE_LOSSY
 		     : direct   ? BIPFW_WIRE_PEEK_COPY
@@ -361,6 +385,22 @@ static void seeds(const char *dir, int mode)
 	h.seq = 5;
 	record(&h, data, 100, lossy);
 	save(dir, "unsequenced", mode);
+
+	/* A stream outside the sequence with a sequenced packet in it: its
+	 * turns queue lent packets, and takes straight from the wire lend
+	 * others; each must come back in its turn (fake_unkeep). */
+	for (int i = 0; i < 40; i++) {
+		if (i == 4) {
+			h = pkt(1, BIP_PKT_SMALL, 0, 100);
+			record(&h, data, 100, lossy);
+		}
+		h = (struct bip_pkt_hdr){ .job_key = KEY,
+					  .version = BIP_WIRE_VERSION,
+					  .type = BIP_PKT_SMALL, .src = 1,
+					  .len = 100, .flags = BIP_PKTF_NOSEQ };
+		record(&h, data + i, 100, lossy);
+	}
+	save(dir, "lent-stream", mode);
 
 	/* More than the queue holds in one turn: refused and NACKed busy on
 	 * a lossy wire, held on a lossless one. */
