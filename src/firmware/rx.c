@@ -754,9 +754,9 @@ static int rx_wire_from(struct bipfw *fw, unsigned wire, unsigned budget,
  * else is a turn's: one runs now (waiting for the next poll would leave
  * it there while a crowded host's idle policy gives the core away), and
  * the next poll runs one too. NULL then, else the sender. */
-static struct bipfw_peer *direct_check(struct bipfw *fw,
-				       const struct bip_pkt_hdr *h,
-				       const void *payload, size_t avail)
+static inline __attribute__((always_inline)) struct bipfw_peer *
+direct_check(struct bipfw *fw, const struct bip_pkt_hdr *h,
+	     const void *payload, size_t avail)
 {
 	unsigned wire = (unsigned)fw->direct_wire;
 	struct bipfw_peer *p;
