@@ -529,10 +529,11 @@ int bipfw_step(struct bipfw *fw)
  * steps only), while the transmit side or a lossy peer's timers have
  * work. A periodic turn comes every BIPFW_STEP_EVERY polls (or small
  * messages taken: turn_due) for the clock, which it reads, the peers'
- * liveness and the other wires; a light one (bipfw_drain's, which takes
- * from the direct wire itself right after) leaves the direct wire alone,
- * so that a stream goes to the host straight from the ring instead of
- * through the queue. */
+ * liveness and the other wires; a light one (a direct take's,
+ * bipfw_rx_direct, for bipfw_drain and bipfw_small_peek: it takes from the
+ * direct wire itself right after) leaves the direct wire alone, so that a
+ * stream goes to the host straight from the ring instead of through the
+ * queue. */
 int bipfw_poll_turn(struct bipfw *fw, bool light)
 {
 	if (fw->direct_wire < 0 || fw->step_due || fw->tx_n || fw->batching ||

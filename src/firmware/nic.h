@@ -499,8 +499,8 @@ static inline bool bipfw_poll_skips(struct bipfw *fw)
  * bipfw_poll_light. */
 int bipfw_poll_turn(struct bipfw *fw, bool light);
 /* bipfw_poll for a caller that takes the direct wire's small messages
- * itself right after (bipfw_drain): its periodic turn leaves that wire to
- * the caller instead of queueing what it holds. */
+ * itself right after (bipfw_drain, bipfw_rx_direct): its periodic turn
+ * leaves that wire to the caller instead of queueing what it holds. */
 static inline int bipfw_poll_light(struct bipfw *fw)
 {
 	return bipfw_poll_skips(fw) ? 0 : bipfw_poll_turn(fw, true);
