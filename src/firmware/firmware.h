@@ -350,8 +350,9 @@ bool bipfw_sends_drained(const struct bipfw *fw);
 
 /* Small send, gathered from iov: copied at once. 1: it is on the link
  * already (nothing to kick); 0: it waits in the peer's send FIFO for a kick
- * or a step; -BIP_EAGAIN when no send slot is free; -BIP_EINVAL for a
- * piece with bytes but no address, -BIP_ETOOLONG past BIP_SMALL_MAX. */
+ * or a step; -BIP_EAGAIN when no send slot is free; -BIP_ENODE or
+ * -BIP_EPEERGONE for the peer, then, piece by piece, -BIP_EINVAL for one
+ * with bytes but no address and -BIP_ETOOLONG past BIP_SMALL_MAX. */
 int bipfw_post_small(struct bipfw *fw, int peer, const struct iovec *iov,
 		     int iovcnt);
 

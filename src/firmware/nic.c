@@ -529,17 +529,17 @@ int bipfw_step(struct bipfw *fw)
  * steps only), while the transmit side or a lossy peer's timers have
  * work. A periodic turn comes every BIPFW_STEP_EVERY polls (or small
  * messages taken: turn_due) for the clock, which it reads, the peers'
- * liveness and the other wires; a light one (a direct take's,
- * bipfw_rx_direct, for bipfw_drain and bipfw_small_peek: it takes from the
- * direct wire itself right after) leaves the direct wire alone, so that a
- * stream goes to the host straight from the ring instead of through the
- * queue. */
+ * liveness and the other wires; a light one (bipfw_drain's at its start,
+ * and a direct take's, bipfw_rx_direct, for bipfw_drain and
+ * bipfw_small_peek: each takes from the direct wire itself right after)
+ * leaves the direct wire alone, so that a stream goes to the host straight
+ * from the ring instead of through the queue. */
 int bipfw_poll_turn(struct bipfw *fw, bool light)
 {
 	if (fw->direct_wire < 0 || fw->step_due || fw->tx_n || fw->batching ||
 	    fw->any_lossy)
 		goto step;
-	/* The periodic turn, or a due one (bipfw_poll_skips said which). */
+	/* The periodic turn, or a due one (bipfw_poll_just_count said which). */
 	fw->turn_due = false;
 	fw->now = bipfw_now_us();
 	/* Light only while no liveness check is due: a peer is judged only
@@ -553,7 +553,7 @@ step:
 
 int bipfw_poll(struct bipfw *fw)
 {
-	return bipfw_poll_skips(fw) ? 0 : bipfw_poll_turn(fw, false);
+	return bipfw_poll_just_count(fw) ? 0 : bipfw_poll_turn(fw, false);
 }
 
 /* Anything to transmit that waits for link space, a hold-off or an ack,

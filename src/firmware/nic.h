@@ -486,10 +486,10 @@ int bipfw_rx_run(struct bipfw *fw, unsigned budget, int skip);
 /* Between lossless peers, a turn of the event loop at least every this many
  * polls and direct takes (bipfw_poll). */
 #define BIPFW_STEP_EVERY 16
-/* Whether a poll only counts (bipfw_poll's rule, nic.c): between lossless
- * peers, with nothing to transmit and no turn due, all but every
- * BIPFW_STEP_EVERY-th. In line: most polls stop here. */
-static inline bool bipfw_poll_skips(struct bipfw *fw)
+/* Counts a poll and says whether that is all it does (bipfw_poll's rule,
+ * nic.c): between lossless peers, with nothing to transmit and no turn
+ * due, all but every BIPFW_STEP_EVERY-th. In line: most polls stop here. */
+static inline bool bipfw_poll_just_count(struct bipfw *fw)
 {
 	return fw->direct_wire >= 0 && !fw->step_due && !fw->tx_n &&
 	       !fw->batching && !fw->any_lossy && !fw->turn_due &&
@@ -503,7 +503,7 @@ int bipfw_poll_turn(struct bipfw *fw, bool light);
  * leaves that wire to the caller instead of queueing what it holds. */
 static inline int bipfw_poll_light(struct bipfw *fw)
 {
-	return bipfw_poll_skips(fw) ? 0 : bipfw_poll_turn(fw, true);
+	return bipfw_poll_just_count(fw) ? 0 : bipfw_poll_turn(fw, true);
 }
 
 /* The small message at the head of the direct wire, handed straight to fn

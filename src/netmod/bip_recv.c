@@ -59,7 +59,8 @@ static void posted_unlink(MPIR_Request *prev, MPIR_Request *r)
 
 /* The oldest posted receive that takes (ctx, rank, tag), dequeued. In
  * line: the head takes most messages. */
-static inline __attribute__((always_inline)) MPIR_Request *posted_take(uint16_t ctx, int rank, int tag)
+static inline __attribute__((always_inline)) MPIR_Request *
+posted_take(uint16_t ctx, int rank, int tag)
 {
 	MPIR_Request *prev = NULL;
 
@@ -191,7 +192,8 @@ static MPIDI_BIP_unexp_t *unexp_new(int node, const MPIDI_BIP_ctl_t *h,
 }
 
 /* Bytes the receive can hold; whether they are one contiguous block. */
-static inline MPI_Aint recv_capacity(MPIR_Request *rreq, bool *contig, char **dst)
+static inline MPI_Aint recv_capacity(MPIR_Request *rreq, bool *contig,
+				     char **dst)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
 	MPIR_Datatype *dt_ptr;
@@ -231,17 +233,22 @@ static int recv_fail(MPIR_Request *rreq, int rank, int tag, int err)
 	return MPI_SUCCESS;
 }
 
-/* Non-contiguous data, unpacked into the receive's buffer. */
+/* Non-contiguous data, unpacked into the receive's buffer (out of line:
+ * the rarer case). */
 static __attribute__((noinline)) int recv_unpack(MPIR_Request *rreq,
 						 const void *data, MPI_Aint n)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
 	MPI_Aint done;
+	int err = MPIR_Typerep_unpack(data, n, r->buf, r->count, r->datatype,
+				      0, &done);
 
-	return MPIR_Typerep_unpack(data, n, r->buf, r->count, r->datatype, 0,
-				   &done);
+	return err ? MPIR_Err_create_code(err, MPIR_ERR_RECOVERABLE, __func__,
+					  __LINE__, MPI_ERR_OTHER, "**fail", 0)
+		   : MPI_SUCCESS;
 }
 
+/* The truncation error for the status (out of line: rare). */
 static __attribute__((noinline)) int recv_truncated(int rank, int tag,
 						    MPI_Aint cap,
 						    uint64_t data_sz)
