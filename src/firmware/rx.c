@@ -855,7 +855,7 @@ static __attribute__((noinline)) int rx_direct_to(struct bipfw *fw,
  * is a light one, which leaves the ring to this take; but it may have to
  * be a whole one, which can queue messages: those are older than the
  * ring's, so the caller serves the queue first. In line in its callers
- * (hostif.c, by LTO): most looks find nothing. */
+ * (hostif.c, by LTO). */
 inline __attribute__((always_inline)) int
 bipfw_rx_direct(struct bipfw *fw, bipfw_small_fn fn, void *arg, int *stop)
 {
