@@ -291,6 +291,13 @@ int bipfw_cancel_lrecv(struct bipfw *fw, uint32_t tag, uint32_t gen)
 	return 0;
 }
 
+/* Whether the direct wire's head is the oldest small message: nothing
+ * is held or queued before it. */
+static inline bool direct_first(const struct bipfw *fw)
+{
+	return !fw->direct_out && !fw->sq_count && fw->direct_wire >= 0;
+}
+
 int bipfw_small_peek(struct bipfw *fw, const void **data, size_t *len_p,
 		     int *node_p)
 {
@@ -298,7 +305,7 @@ int bipfw_small_peek(struct bipfw *fw, const void **data, size_t *len_p,
 
 	/* The ring's head, when nothing waits before it (a turn that packet
 	 * may run can queue messages instead). */
-	if (!fw->direct_out && !fw->sq_count && fw->direct_wire >= 0)
+	if (direct_first(fw))
 		bipfw_rx_direct(fw, NULL, NULL, NULL);
 	if (fw->direct_out)
 		e = &fw->direct;
@@ -354,7 +361,7 @@ int bipfw_drain(struct bipfw *fw, int max, bipfw_small_fn fn, void *arg)
 
 	bipfw_poll_light(fw);
 	while (!stop && n < max) {
-		if (!fw->direct_out && !fw->sq_count && fw->direct_wire >= 0) {
+		if (direct_first(fw)) {
 			if (bipfw_rx_direct(fw, fn, arg, &stop)) {
 				n++;
 				continue;

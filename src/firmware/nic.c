@@ -536,8 +536,7 @@ int bipfw_step(struct bipfw *fw)
  * from the ring instead of through the queue. */
 int bipfw_poll_turn(struct bipfw *fw, bool light)
 {
-	if (fw->direct_wire < 0 || fw->step_due || fw->tx_n || fw->batching ||
-	    fw->any_lossy)
+	if (bipfw_step_needed(fw))
 		goto step;
 	/* The periodic turn, or a due one (bipfw_poll_just_count said which). */
 	fw->turn_due = false;

@@ -486,13 +486,19 @@ int bipfw_rx_run(struct bipfw *fw, unsigned budget, int skip);
 /* Between lossless peers, a turn of the event loop at least every this many
  * polls and direct takes (bipfw_poll). */
 #define BIPFW_STEP_EVERY 16
-/* Counts a poll and says whether that is all it does (bipfw_poll's rule,
- * nic.c): between lossless peers, with nothing to transmit and no turn
- * due, all but every BIPFW_STEP_EVERY-th. In line: most polls stop here. */
+/* Whether a poll must run a whole step (bipfw_poll's rule, nic.c): no
+ * direct wire, a step due, packets to transmit, a lossy peer. */
+static inline bool bipfw_step_needed(const struct bipfw *fw)
+{
+	return fw->direct_wire < 0 || fw->step_due || fw->tx_n ||
+	       fw->batching || fw->any_lossy;
+}
+/* Counts a poll and says whether that is all it does: with no step needed
+ * and no turn due, all but every BIPFW_STEP_EVERY-th. In line: most polls
+ * stop here. */
 static inline bool bipfw_poll_just_count(struct bipfw *fw)
 {
-	return fw->direct_wire >= 0 && !fw->step_due && !fw->tx_n &&
-	       !fw->batching && !fw->any_lossy && !fw->turn_due &&
+	return !bipfw_step_needed(fw) && !fw->turn_due &&
 	       ++fw->polls % BIPFW_STEP_EVERY;
 }
 /* The turn of a poll that does not only count; light: see
