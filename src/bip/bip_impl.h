@@ -23,7 +23,10 @@ struct bip_idle {
 	uint64_t start_ns;         /* the wait's first look at the clock */
 	uint64_t left_ns;          /* when the last yield or sleep ended */
 	unsigned gaps;             /* polls in a row after a long gap */
-	uint64_t yields, sleeps;
+	bool spread;               /* may move to a core of its own */
+	uint64_t moved_ns;         /* when it last did */
+	uint64_t looked_ns;        /* when it last looked whether to */
+	uint64_t yields, sleeps, moves;
 	pid_t slice_tid;           /* the thread whose slice we set, or 0 */
 	uint64_t slice_was_ns;     /* its slice before */
 };

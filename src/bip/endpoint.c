@@ -305,6 +305,7 @@ int bip_get_counters(const bip_ep_t *ep, struct bip_counters *c)
 #undef COPY_COUNTER
 	c->idle_yields = ep->idle.yields;
 	c->idle_sleeps = ep->idle.sleeps;
+	c->idle_moves = ep->idle.moves;
 	return 0;
 }
 

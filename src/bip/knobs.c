@@ -12,6 +12,7 @@
 static const char *const log_choices[] = { "error", "warn", "info", "debug",
 					    "trace", NULL };
 static const char *const idle_choices[] = { "block", "yield", "spin", NULL };
+static const char *const spread_choices[] = { "auto", "off", NULL };
 
 #define U(field) BIP_KNOB_UINT(struct bip_knobs, field)
 
@@ -37,6 +38,12 @@ static const struct bip_knob_def own_knobs[] = {
 	    "the host has more nodes than this process may use cores, "
 	    "else the system's. 0: the system's." },
 	  BIP_KNOB_COUNT_AUTO, 0, 100000, NULL, U(slice_us) },
+	{ { "BIP_SPREAD", "auto|off", "auto",
+	    "auto: a process that starts yielding while another process of "
+	    "its job runs on its core, though the host has a core for each, "
+	    "moves itself to a core none of them waits on (its CPU affinity "
+	    "mask is kept). off: the scheduler alone places processes." },
+	  BIP_KNOB_CHOICE, 0, 0, spread_choices, U(spread) },
 	{ { "BIP_CLOSE_TIMEOUT_MS", "milliseconds", "10000",
 	    "How long bip_close waits for unacknowledged sends." },
 	  BIP_KNOB_COUNT, 0, 3600000, NULL, U(close_timeout_ms) },

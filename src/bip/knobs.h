@@ -6,6 +6,7 @@
 #include "firmware.h"
 
 enum bip_idle_policy { BIP_IDLE_BLOCK, BIP_IDLE_YIELD, BIP_IDLE_SPIN };
+enum bip_spread { BIP_SPREAD_AUTO, BIP_SPREAD_OFF };
 
 struct bip_knobs {
 	unsigned log;
@@ -13,6 +14,7 @@ struct bip_knobs {
 	unsigned spin_us;
 	unsigned yield_us;
 	unsigned slice_us;
+	unsigned spread; /* enum bip_spread */
 	unsigned close_timeout_ms;
 	struct bipfw_config fw; /* its knob fields */
 };

@@ -48,6 +48,13 @@ struct bipfw_counters {
 
 /* --- wires: the link and DMA engine under the NIC program ------------- */
 
+/* A set of CPUs, as many as cpu_set_t holds, without <sched.h>'s
+ * _GNU_SOURCE in every file that includes this header. */
+#define BIPFW_CPUS_MAX 1024
+struct bipfw_cpus {
+	uint64_t bits[BIPFW_CPUS_MAX / 64];
+};
+
 /* What every wire class is opened with. */
 struct bipfw_wire_params {
 	int node, nnodes;
@@ -190,6 +197,11 @@ struct bipfw_wire_class {
 	void (*mem_watch)(void *ctx, const uint64_t *word, uint64_t value);
 	void (*mem_wake_barrier)(void *ctx);
 	void (*mem_wake)(void *ctx, int peer);
+	/* Host-scope wires, optional: say that this process waits on cpu
+	 * (the host's other processes read it); with others, add to it the
+	 * CPUs its peers said they wait on, and return how many of those the
+	 * kernel shows runnable on cpu now. */
+	int (*host_cpus)(void *ctx, int cpu, struct bipfw_cpus *others);
 	/* The peer as the wire sees it: enum bipfw_peer_state. */
 	int (*peer_state)(void *ctx, int peer);
 	/* Lossy wires: ask whether the peer's process is there even if it
@@ -317,6 +329,11 @@ void bipfw_mem_unmap(struct bipfw *fw, void *addr, size_t len);
 int bipfw_mem_watch(struct bipfw *fw, const uint64_t *word, uint64_t value);
 void bipfw_mem_wake_barrier(struct bipfw *fw);
 void bipfw_mem_wake(struct bipfw *fw, int peer);
+/* The idle policy's look at the host's processes (the wires' host_cpus):
+ * say that we wait on cpu; with others, how many of the peers run on cpu
+ * too (0 when no wire can tell), *others getting the CPUs they said they
+ * wait on. */
+int bipfw_host_cpus(struct bipfw *fw, int cpu, struct bipfw_cpus *others);
 /* Remove what crashed processes of a job left behind, on every wire. */
 int bipfw_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes);
 

@@ -513,6 +513,17 @@ void bipfw_mem_wake_barrier(struct bipfw *fw)
 		w->cls->mem_wake_barrier(w->ctx);
 }
 
+int bipfw_host_cpus(struct bipfw *fw, int cpu, struct bipfw_cpus *others)
+{
+	int shared = 0;
+
+	for (unsigned i = 0; i < fw->nwires; i++)
+		if (fw->wires[i].cls->host_cpus)
+			shared += fw->wires[i].cls->host_cpus(fw->wires[i].ctx,
+							      cpu, others);
+	return shared;
+}
+
 /* Only a live peer the memory's wire reaches can share it and sleep. */
 void bipfw_mem_wake(struct bipfw *fw, int peer)
 {

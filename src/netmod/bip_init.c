@@ -442,7 +442,7 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		"announced %llu, puts and gets direct %llu (by load and store "
 		"%llu), collectives in shared memory %llu, send FIFO max %u "
 		"(lent %llu), receive FIFO max %u, "
-		"dropped %llu%s, idle yields %llu, sleeps %llu | "
+		"dropped %llu%s, idle yields %llu, sleeps %llu, moves %llu | "
 		"BIP: packets %llu sent %llu received, acks %llu, NACKs %llu "
 		"sent %llu received, retransmits %llu, small-queue overflows "
 		"%llu, segmented runs %llu sent %llu received, single copies "
@@ -473,6 +473,7 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)dropped, why,
 		(unsigned long long)b.idle_yields,
 		(unsigned long long)b.idle_sleeps,
+		(unsigned long long)b.idle_moves,
 		(unsigned long long)b.packets_sent,
 		(unsigned long long)b.packets_received,
 		(unsigned long long)b.acks_sent,

@@ -39,3 +39,7 @@ else
 	echo "skipped 2 nodes not crowded: one core"
 fi
 BIP_IDLE=yield run "$BIP_RUN" -n 2 -t 60 "$T/test_idle" 1.0
+# Two nodes the scheduler keeps on one core, each with a core to spare,
+# move apart (BIP_SPREAD); their masks stay theirs.
+run "$BIP_RUN" -n 2 -t 60 "$T/test_spread" auto
+BIP_SPREAD=off run "$BIP_RUN" -n 2 -t 60 "$T/test_spread" off

@@ -3,10 +3,10 @@
 . "$top_srcdir/test/bip/lib.sh"
 out=$("$top_builddir/bip_info") || { echo "FAILED: bip_info"; exit 1; }
 for k in BIP_LOG BIP_SMALL_QUEUE BIP_SEND_SLOTS BIP_LONG_TAGS BIP_PACKET_SIZE \
-	BIP_WINDOW BIP_IDLE BIP_SPIN_US BIP_SLICE_US BIP_SHM_CMA_MIN; do
+	BIP_WINDOW BIP_IDLE BIP_SPIN_US BIP_SLICE_US BIP_SPREAD BIP_SHM_CMA_MIN; do
 	echo "$out" | grep -q "^  $k " || { echo "FAILED: $k missing"; exit 1; }
 done
-for bad in BIP_WINDOW=1 BIP_WINDOW=100 BIP_PACKET_SIZE=12q BIP_IDLE=nap; do
+for bad in BIP_WINDOW=1 BIP_WINDOW=100 BIP_PACKET_SIZE=12q BIP_IDLE=nap BIP_SPREAD=on; do
 	env "$bad" "$top_builddir/bip_info" >/dev/null &&
 		{ echo "FAILED: bip_info accepted $bad"; exit 1; }
 done

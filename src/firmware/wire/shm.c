@@ -86,6 +86,9 @@ struct seg_hdr {
 	_Alignas(CACHELINE) _Atomic uint32_t sleeping; /* enum sleep */
 	_Atomic uint32_t doorbell;
 	_Atomic uint32_t nsenders; /* bits set in senders so far */
+	/* The CPU the owner last waited on, + 1 (0: not said yet): written
+	 * when it changed, read by peers that wait (shm_host_cpus). */
+	_Atomic int32_t cpu;
 	/* One bit per node that announced its first message: the owner
 	 * polls only those rings, so the others are never touched. */
 	_Alignas(CACHELINE) _Atomic uint64_t senders[];
@@ -1743,6 +1746,75 @@ static void shm_wait_end(void *ctx)
 	atomic_store(&((struct bipfw_shm *)ctx)->self->sleeping, AWAKE);
 }
 
+/* Whether the kernel shows pid runnable on cpu now: /proc/PID/stat's state
+ * (the third field) and processor (the 39th), counted from behind the
+ * command name, which may hold spaces and parentheses. */
+static bool runs_on(pid_t pid, int cpu)
+{
+	char path[32], buf[1024], *p;
+	int fd, field = 3, at;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || p[2] != 'R')
+		return false;
+	for (p += 2; field < 39; field++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return false;
+		p++;
+	}
+	return sscanf(p, "%d", &at) == 1 && at == cpu;
+}
+
+/*
+ * Rule: a node says on which CPU it waits, on the line senders read anyway,
+ * and only when that changed; a node that waits long reads what its peers
+ * said, and asks the kernel where they run: every peer on a host of up to
+ * ASK_MAX of them, else those that said our CPU or nothing yet, ASK_MAX at
+ * most. What a peer said may be old: the one we wait for may not have run
+ * since the launcher woke it onto our core (start-up), nor said it since.
+ * The idle policy moves only for a peer that competes for our core now.
+ */
+#define ASK_MAX 8
+
+static int shm_host_cpus(void *ctx, int cpu, struct bipfw_cpus *others)
+{
+	struct bipfw_shm *shm = ctx;
+	int shared = 0, asked = 0;
+
+	if (atomic_load_explicit(&shm->self->cpu, memory_order_relaxed) !=
+	    cpu + 1)
+		atomic_store_explicit(&shm->self->cpu, cpu + 1,
+				      memory_order_relaxed);
+	for (int i = 0; others && i < shm->p.nnodes; i++) {
+		const struct shm_peer *pp = &shm->peers[i];
+		int32_t c;
+
+		if (i == shm->p.node || !pp->seg || pp->cut)
+			continue;
+		/* The peer writes its header: one load, then checked. */
+		c = atomic_load_explicit(&pp->seg->cpu, memory_order_relaxed) - 1;
+		if (c < -1 || c >= BIPFW_CPUS_MAX)
+			continue;
+		if (c >= 0)
+			others->bits[c / 64] |= UINT64_C(1) << (c % 64);
+		if ((shm->p.local_nodes <= ASK_MAX + 1 || c == cpu || c < 0) &&
+		    asked++ < ASK_MAX && runs_on(pp->pid, cpu))
+			shared++;
+	}
+	return shared;
+}
+
 static int cma_probe(void)
 {
 	int fds[2], rc = 0;
@@ -1876,6 +1948,7 @@ const struct bipfw_wire_class bipfw_shm_class = {
 	.mem_watch = shm_mem_watch,
 	.mem_wake_barrier = shm_mem_wake_barrier,
 	.mem_wake = shm_mem_wake,
+	.host_cpus = shm_host_cpus,
 	.peer_state = shm_peer_state,
 	.wait = shm_wait,
 	.wait_fd = shm_wait_fd,
