@@ -331,12 +331,12 @@ struct bip_counters {
 	uint64_t kernel_copies;   /* of cma_transfers, by bip.ko's copy */
 	uint64_t idle_yields;     /* cores given away by the idle policy... */
 	uint64_t idle_sleeps;     /* ...and sleeps on the doorbell */
-	uint64_t idle_moves;      /* moves off a core another node of the
-				   * host ran on (BIP_SPREAD) */
 	uint64_t small_in_place;  /* small messages read where they arrived
 				   * (shm ring), not copied to the queue */
 	uint64_t small_direct;    /* small messages a receive call took
 				   * straight from a ring (bip_poll) */
+	uint64_t idle_moves;      /* moves off a CPU another node of the
+				   * host ran on (BIP_SPREAD) */
 };
 int bip_get_counters(const bip_ep_t *ep, struct bip_counters *c);
 

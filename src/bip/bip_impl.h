@@ -25,6 +25,7 @@ struct bip_idle {
 	unsigned gaps;             /* polls in a row after a long gap */
 	bool spread;               /* may move to a core of its own */
 	uint64_t moved_ns;         /* when it last did */
+	uint64_t move_gap_ns;      /* the least time between two moves */
 	uint64_t looked_ns;        /* when it last looked whether to */
 	uint64_t yields, sleeps, moves;
 	pid_t slice_tid;           /* the thread whose slice we set, or 0 */

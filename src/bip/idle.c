@@ -33,6 +33,11 @@
  * halved below SPIN_MIN_NS is none. */
 #define HANDED_NS 1000
 #define SPIN_MIN_NS 1000
+/* BIP_SPREAD's pace (see spread): a look, a move, and a move at most once
+ * they keep failing. */
+#define LOOK_GAP_NS 250000
+#define MOVE_GAP_NS 2000000
+#define MOVE_GAP_MAX_NS 1000000000
 
 /* The cores the host's nodes may share: ours, and our launcher's, which
  * covers every core it may bind its nodes to. A launcher that binds each
@@ -131,6 +136,7 @@ void bip_idle_setup(bip_ep_t *ep, int local_nodes)
 	s->crowded = ncpus > 0 && local_nodes > ncpus;
 	s->spread = ep->k.spread == BIP_SPREAD_AUTO && !s->crowded &&
 		    local_nodes > 1;
+	s->move_gap_ns = MOVE_GAP_NS;
 	s->spin_ns = ep->k.spin_us == BIP_KNOB_AUTO_COUNT
 			     ? (s->crowded ? 0 : 50000)
 			     : (uint64_t)ep->k.spin_us * 1000;
@@ -173,20 +179,24 @@ void bip_idle_restart(bip_ep_t *ep)
 
 /*
  * Rule: a wait that yields while another node of the host runs on our
- * core, on a host with a core for each node, moves to a core that no node
- * said it waits on (each says so as a wait begins; a yielding wait looks
- * once per LOOK_GAP_NS: a look may ask the kernel about each peer). The scheduler keeps two processes
- * that wake each other every few microseconds on one core (cache-hot, so
- * balancing leaves them be) even with the other core idle, and under EEVDF
- * a yield need not hand the core over: each message then waited out the
- * other's spin and yields. 2 ranks under Hydra (which binds nothing) had
- * 9 of 16 runs start that way, 7-17 us a round trip instead of 0.5, for
- * as long as the run. The affinity mask is set back at once: where the
- * node may run stays the launcher's and the user's choice, and the
- * scheduler may move it again. At most one move per MOVE_GAP_NS.
+ * CPU, on a host with a core for each node, moves to a CPU that no node
+ * said it waits on. Each node says so as a wait begins and after a move;
+ * a yielding wait looks once per LOOK_GAP_NS, as a look may ask the
+ * kernel about peers. The scheduler keeps two processes that wake each
+ * other every few microseconds on one CPU (cache-hot, so balancing leaves
+ * them be) even with the other idle, and under EEVDF a yield need not
+ * hand the CPU over: each message then waited out the other's spin and
+ * yields. 2 ranks under Hydra (which binds nothing) started that way in
+ * 9 to 11 runs of 16, 6-41 us a round trip instead of 0.4-1, for as long
+ * as the run. The affinity mask is set back at once: where the node may
+ * run stays the launcher's and the user's choice, and the scheduler may
+ * move it again. At most one move per move_gap_ns: MOVE_GAP_NS, doubled
+ * (up to MOVE_GAP_MAX_NS) each time a look finds the CPU shared again
+ * within twice that of a move, and back to MOVE_GAP_NS once a look finds
+ * it not shared. Where other work takes the host's cores the nodes do not
+ * have a core each, whatever the count says, and moving does not help:
+ * under a test suite on both cores, 60 to 195 moves in 2000 round trips.
  */
-#define MOVE_GAP_NS 2000000
-#define LOOK_GAP_NS 250000
 
 static void spread(bip_ep_t *ep, uint64_t now)
 {
@@ -196,13 +206,21 @@ static void spread(bip_ep_t *ep, uint64_t now)
 	int cpu, to;
 
 	s->looked_ns = now;
-	if (now - s->moved_ns < MOVE_GAP_NS ||
-	    sched_getaffinity(0, sizeof(mask), &mask) || CPU_COUNT(&mask) < 2)
+	if (sched_getaffinity(0, sizeof(mask), &mask) || CPU_COUNT(&mask) < 2)
 		return;
 	cpu = sched_getcpu();
-	if (cpu < 0 || cpu >= BIPFW_CPUS_MAX ||
-	    !bipfw_host_cpus(ep->fw, cpu, &others))
+	if (cpu < 0 || cpu >= BIPFW_CPUS_MAX)
 		return;
+	if (!bipfw_host_cpus(ep->fw, cpu, &others)) {
+		s->move_gap_ns = MOVE_GAP_NS;
+		return;
+	}
+	if (now - s->moved_ns < s->move_gap_ns)
+		return;
+	if (s->moved_ns && now - s->moved_ns < 2 * s->move_gap_ns)
+		s->move_gap_ns = s->move_gap_ns * 2 > MOVE_GAP_MAX_NS
+					 ? MOVE_GAP_MAX_NS
+					 : s->move_gap_ns * 2;
 	for (to = 0; to < BIPFW_CPUS_MAX && to < CPU_SETSIZE; to++)
 		if (CPU_ISSET(to, &mask) && to != cpu &&
 		    !(others.bits[to / 64] & (UINT64_C(1) << (to % 64))))
@@ -219,6 +237,8 @@ static void spread(bip_ep_t *ep, uint64_t now)
 	if (sched_setaffinity(0, sizeof(mask), &mask))
 		bip_warn("BIP_SPREAD: cannot restore the CPU affinity mask "
 			 "(left on CPU %d): %s", to, strerror(errno));
+	/* Said at once: a peer that looks next must not take it too. */
+	(void)bipfw_host_cpus(ep->fw, to, NULL);
 	s->moves++;
 	bip_dbg("BIP_SPREAD: a node of this host ran on CPU %d too: moved "
 		  "to CPU %d", cpu, to);
@@ -284,8 +304,11 @@ static __attribute__((noinline)) void idle_look(bip_ep_t *ep, bool may_block,
 	s->gaps = 0;
 	s->mode = phase(ep, now - s->start_ns, may_block);
 	if (s->spread && s->mode != BIP_IDLE_SPIN &&
-	    now - s->looked_ns >= LOOK_GAP_NS)
+	    now - s->looked_ns >= LOOK_GAP_NS) {
 		spread(ep, now);
+		/* A yield is timed alone (HANDED_NS). */
+		now = bipfw_now_ns();
+	}
 	switch (s->mode) {
 	case BIP_IDLE_SPIN:
 		/* No pause instruction: it costs ~140 cycles on recent x86,

@@ -39,10 +39,10 @@ static const struct bip_knob_def own_knobs[] = {
 	    "else the system's. 0: the system's." },
 	  BIP_KNOB_COUNT_AUTO, 0, 100000, NULL, U(slice_us) },
 	{ { "BIP_SPREAD", "auto|off", "auto",
-	    "auto: a process that starts yielding while another process of "
-	    "its job runs on its core, though the host has a core for each, "
-	    "moves itself to a core none of them waits on (its CPU affinity "
-	    "mask is kept). off: the scheduler alone places processes." },
+	    "auto: a process that yields while another process of its job "
+	    "runs on its CPU, though the host has a core for each, moves "
+	    "itself to a CPU none of them waits on (its CPU affinity mask "
+	    "is kept). off: the scheduler alone places processes." },
 	  BIP_KNOB_CHOICE, 0, 0, spread_choices, U(spread) },
 	{ { "BIP_CLOSE_TIMEOUT_MS", "milliseconds", "10000",
 	    "How long bip_close waits for unacknowledged sends." },

@@ -1,12 +1,18 @@
 /*
- * test_spread.c - two nodes that the scheduler keeps on one core while each
- * may use every core must not stay there (BIP_SPREAD=auto). Each round, both
- * move onto the lowest core they may use and back to their whole mask (the
- * scheduler then leaves them together while they wake each other), and
- * ping-pong: with auto a waiter must move off in at least one round (BIP's
- * counter idle_moves; the scheduler may part them first by itself, hence
- * several rounds), with off none may. Either way each node's affinity mask
- * must be what it was. Prints each round's time per round trip.
+ * test_spread.c - a node that another node of its host shares a CPU with,
+ * each node having a core, moves off it (BIP_SPREAD=auto), and only then.
+ *  - Apart: the nodes on two CPUs, node 1 computing 1 ms before each
+ *    answer, so that node 0's waits yield and look: at most one move (the
+ *    scheduler may yet bring them together once), where looks that found
+ *    someone on their CPU each time would move every 2 ms, 25 times.
+ *  - Together: each round, both nodes move onto the lowest CPU they may use
+ *    and back to their whole mask (the scheduler then leaves them there
+ *    while they wake each other), and ping-pong. A round counts if they
+ *    were still on one CPU after their first round trip. With auto, some
+ *    counted round must end with a move and the nodes on two CPUs; with
+ *    off, no counted round may move.
+ * Each node's affinity mask must be what it was. Prints each round's time
+ * per round trip.
  * Usage: bip_run -n 2 test_spread auto|off
  */
 #define _GNU_SOURCE
@@ -18,8 +24,10 @@
 
 #include "bip.h"
 
-#define ROUNDS 5
+#define ROUNDS 8
 #define TRIPS 2000
+#define APART_TRIPS 50
+#define APART_MOVES_MAX 1
 
 static double wall_us(void)
 {
@@ -29,58 +37,62 @@ static double wall_us(void)
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-static int trip(bip_ep_t *ep, int node, uint64_t *x)
+/* A round trip from node 0; node 1 works work_us before it answers. x
+ * carries node 1's CPU back to node 0. */
+static int trip(bip_ep_t *ep, int node, int64_t *x, double work_us)
 {
-	int rc = node ? bip_recv(ep, x, sizeof(*x), NULL)
-		      : bip_send(ep, 1, x, sizeof(*x));
+	int rc;
 
-	if (rc >= 0)
-		rc = node ? bip_send(ep, 0, x, sizeof(*x))
-			  : bip_recv(ep, x, sizeof(*x), NULL);
-	return rc < 0 ? rc : 0;
+	if (node == 0) {
+		rc = bip_send(ep, 1, x, sizeof(*x));
+		return rc < 0 ? rc : bip_recv(ep, x, sizeof(*x), NULL) < 0;
+	}
+	rc = bip_recv(ep, x, sizeof(*x), NULL);
+	if (rc < 0)
+		return rc;
+	for (double t0 = wall_us(); wall_us() - t0 < work_us;)
+		;
+	*x = sched_getcpu();
+	return bip_send(ep, 0, x, sizeof(*x)) < 0;
 }
 
-static uint64_t moves(bip_ep_t *ep)
+static int64_t moves(bip_ep_t *ep)
 {
 	struct bip_counters c;
 
-	return bip_get_counters(ep, &c) ? 0 : c.idle_moves;
+	return bip_get_counters(ep, &c) ? -1 : (int64_t)c.idle_moves;
 }
 
-/* One round: both nodes onto one core, then TRIPS round trips. Returns the
- * moves this node made, or -1; *us gets the time per round trip. */
-static long round_on_one_core(bip_ep_t *ep, const cpu_set_t *mask, double *us)
+/* Onto cpu alone, then back to mask: the scheduler leaves us there. */
+static int place(int cpu, const cpu_set_t *mask)
 {
-	int node = bip_node(ep);
-	uint64_t x = 0, before = moves(ep);
 	cpu_set_t one;
-	double t0;
 
 	CPU_ZERO(&one);
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, mask)) {
-			CPU_SET(c, &one);
-			break;
-		}
-	if (trip(ep, node, &x) || sched_setaffinity(0, sizeof(one), &one) ||
-	    sched_setaffinity(0, sizeof(*mask), mask) || trip(ep, node, &x))
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(0, sizeof(one), &one) ||
+	       sched_setaffinity(0, sizeof(*mask), mask);
+}
+
+/* Node 0's moves, added up from both nodes, -1 on an error. */
+static int64_t both_moves(bip_ep_t *ep, int node, int64_t since)
+{
+	int64_t m = moves(ep) - since, theirs;
+
+	if (node == 1)
+		return bip_send(ep, 0, &m, sizeof(m)) < 0 ? -1 : m;
+	if (bip_recv(ep, &theirs, sizeof(theirs), NULL) < 0)
 		return -1;
-	t0 = wall_us();
-	for (int i = 0; i < TRIPS; i++)
-		if (trip(ep, node, &x))
-			return -1;
-	*us = (wall_us() - t0) / TRIPS;
-	return (long)(moves(ep) - before);
+	return m + theirs;
 }
 
 int main(int argc, char **argv)
 {
 	bip_ep_t *ep;
 	cpu_set_t mask, after;
-	uint64_t theirs;
-	long total = 0, mine;
-	double us;
-	int rc, node, fail = 0, want_moves;
+	int cpus[2] = { -1, -1 }, n = 0, node, rc, fail = 0, want_moves;
+	int counted = 0, parted = 0;
+	int64_t x = 0, m0, apart = 0, moved = 0;
 
 	if (argc != 2 || (strcmp(argv[1], "auto") && strcmp(argv[1], "off"))) {
 		fprintf(stderr, "usage: test_spread auto|off\n");
@@ -96,41 +108,77 @@ int main(int argc, char **argv)
 		perror("sched_getaffinity");
 		return 1;
 	}
-	if (CPU_COUNT(&mask) < 2 || bip_crowded(ep)) {
+	for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+		if (CPU_ISSET(c, &mask))
+			cpus[n++] = c;
+	if (n < 2 || bip_crowded(ep)) {
 		if (node == 0)
-			printf("skipped: %s\n", CPU_COUNT(&mask) < 2
-							? "one core: nowhere to move"
-							: "more nodes than cores: "
-							  "they must share");
+			printf("skipped: %s\n",
+			       n < 2 ? "one CPU: nowhere to move"
+				     : "more nodes than cores: they must share");
 		bip_close(ep);
 		return 0;
 	}
+
+	m0 = moves(ep);
+	if (trip(ep, node, &x, 0) || place(cpus[node], &mask) ||
+	    trip(ep, node, &x, 0))
+		return 1;
+	for (int i = 0; i < APART_TRIPS; i++)
+		if (trip(ep, node, &x, 1000))
+			return 1;
+	apart = both_moves(ep, node, m0);
+	if (apart < 0)
+		return 1;
+
 	for (int r = 0; r < ROUNDS; r++) {
-		mine = round_on_one_core(ep, &mask, &us);
-		if (mine < 0) {
-			fprintf(stderr, "node %d: round %d failed\n", node, r);
+		int together;
+		double t0, us;
+		int64_t got;
+
+		m0 = moves(ep);
+		if (trip(ep, node, &x, 0) || place(cpus[0], &mask) ||
+		    trip(ep, node, &x, 0))
 			return 1;
-		}
-		theirs = (uint64_t)mine;
-		if (node == 1 && bip_send(ep, 0, &theirs, sizeof(theirs)) < 0)
-			return 1;
-		if (node == 0) {
-			if (bip_recv(ep, &theirs, sizeof(theirs), NULL) < 0)
+		together = node == 0 && x == sched_getcpu();
+		t0 = wall_us();
+		for (int i = 0; i < TRIPS; i++)
+			if (trip(ep, node, &x, 0))
 				return 1;
-			total += mine + (long)theirs;
-			printf("round %d: %.2f us a round trip, moves %ld + %llu\n",
-			       r, us, mine, (unsigned long long)theirs);
-		}
+		us = (wall_us() - t0) / TRIPS;
+		got = both_moves(ep, node, m0);
+		if (got < 0)
+			return 1;
+		if (node != 0 || !together)
+			continue;
+		counted++;
+		moved += got;
+		parted |= got > 0 && x != sched_getcpu();
+		printf("round %d: %.2f us a round trip, %lld moves, ending on "
+		       "CPUs %d and %lld\n", r, us, (long long)got,
+		       sched_getcpu(), (long long)x);
 	}
+
 	if (sched_getaffinity(0, sizeof(after), &after) ||
 	    !CPU_EQUAL(&after, &mask)) {
 		printf("FAILED: node %d: the affinity mask changed\n", node);
 		fail = 1;
 	}
 	if (node == 0) {
-		printf("BIP_SPREAD=%s: %ld moves in %d rounds (want %s)\n",
-		       argv[1], total, ROUNDS, want_moves ? "> 0" : "0");
-		if (want_moves ? total == 0 : total != 0) {
+		printf("apart: %lld moves in %d round trips (want <= %d)\n",
+		       (long long)apart, APART_TRIPS, APART_MOVES_MAX);
+		if (want_moves && apart > APART_MOVES_MAX) {
+			printf("FAILED: nodes on two CPUs moved\n");
+			fail = 1;
+		}
+		printf("BIP_SPREAD=%s: together in %d rounds of %d, %lld moves "
+		       "(want %s)\n", argv[1], counted, ROUNDS,
+		       (long long)moved,
+		       want_moves ? "a round that moved them apart" : "0");
+		if (!counted)
+			printf("skipped the rounds together: the scheduler "
+			       "parted the nodes itself every time\n");
+		else if (want_moves ? !parted : moved != 0) {
 			printf("FAILED: moves\n");
 			fail = 1;
 		}

@@ -88,7 +88,7 @@ struct seg_hdr {
 	_Atomic uint32_t nsenders; /* bits set in senders so far */
 	/* The CPU the owner last waited on, + 1 (0: not said yet): written
 	 * when it changed, read by peers that wait (shm_host_cpus). */
-	_Atomic int32_t cpu;
+	_Atomic uint32_t cpu;
 	/* One bit per node that announced its first message: the owner
 	 * polls only those rings, so the others are never touched. */
 	_Alignas(CACHELINE) _Atomic uint64_t senders[];
@@ -1779,37 +1779,44 @@ static bool runs_on(pid_t pid, int cpu)
 /*
  * Rule: a node says on which CPU it waits, on the line senders read anyway,
  * and only when that changed; a node that waits long reads what its peers
- * said, and asks the kernel where they run: every peer on a host of up to
- * ASK_MAX of them, else those that said our CPU or nothing yet, ASK_MAX at
- * most. What a peer said may be old: the one we wait for may not have run
- * since the launcher woke it onto our core (start-up), nor said it since.
- * The idle policy moves only for a peer that competes for our core now.
+ * said, and asks the kernel where they run (a read of /proc, 5-10 us):
+ * every peer on a host of up to ASK_ALL of them, else those that said our
+ * CPU or nothing yet, ASK_MAX at most. What a peer said may be old: the
+ * one we wait for may not have run since a wake-up put it on our CPU, and
+ * so not said it since. The idle policy moves only for a peer that
+ * competes for our CPU now. The kernel is asked about the peer's main
+ * thread, the one that runs MPI in a program that is not threaded.
  */
-#define ASK_MAX 8
+#define ASK_ALL 2
+#define ASK_MAX 4
 
 static int shm_host_cpus(void *ctx, int cpu, struct bipfw_cpus *others)
 {
 	struct bipfw_shm *shm = ctx;
+	bool ask_all = shm->p.local_nodes <= ASK_ALL + 1;
 	int shared = 0, asked = 0;
 
 	if (atomic_load_explicit(&shm->self->cpu, memory_order_relaxed) !=
-	    cpu + 1)
-		atomic_store_explicit(&shm->self->cpu, cpu + 1,
+	    (uint32_t)cpu + 1)
+		atomic_store_explicit(&shm->self->cpu, (uint32_t)cpu + 1,
 				      memory_order_relaxed);
 	for (int i = 0; others && i < shm->p.nnodes; i++) {
 		const struct shm_peer *pp = &shm->peers[i];
-		int32_t c;
+		uint32_t said;
+		int c;
 
 		if (i == shm->p.node || !pp->seg || pp->cut)
 			continue;
 		/* The peer writes its header: one load, then checked. */
-		c = atomic_load_explicit(&pp->seg->cpu, memory_order_relaxed) - 1;
-		if (c < -1 || c >= BIPFW_CPUS_MAX)
+		said = atomic_load_explicit(&pp->seg->cpu,
+					    memory_order_relaxed);
+		if (said > BIPFW_CPUS_MAX)
 			continue;
+		c = (int)said - 1;
 		if (c >= 0)
 			others->bits[c / 64] |= UINT64_C(1) << (c % 64);
-		if ((shm->p.local_nodes <= ASK_MAX + 1 || c == cpu || c < 0) &&
-		    asked++ < ASK_MAX && runs_on(pp->pid, cpu))
+		if ((ask_all || c == cpu || c < 0) && asked++ < ASK_MAX &&
+		    runs_on(pp->pid, cpu))
 			shared++;
 	}
 	return shared;
