@@ -29,9 +29,11 @@ static const struct bip_knob_def own_knobs[] = {
 	    "0 (yield at once) when the host has more nodes than this "
 	    "process may use cores." },
 	  BIP_KNOB_COUNT_AUTO, 0, 10000000, NULL, U(spin_us) },
-	{ { "BIP_YIELD_US", "microseconds", "1000",
-	    "With BIP_IDLE=block: how long it yields before blocking." },
-	  BIP_KNOB_COUNT, 0, 10000000, NULL, U(yield_us) },
+	{ { "BIP_YIELD_US", "microseconds|auto", "auto",
+	    "With BIP_IDLE=block: how long it yields before blocking. auto: "
+	    "1000, or 20000 when the host has more nodes than this process "
+	    "may use cores." },
+	  BIP_KNOB_COUNT_AUTO, 0, 10000000, NULL, U(yield_us) },
 	{ { "BIP_SLICE_US", "microseconds|auto", "auto",
 	    "The time slice the process asks of the scheduler (Linux 6.6 "
 	    "and later; the kernel takes 100 to 100000). auto: 100 when "
