@@ -200,11 +200,11 @@ void bip_idle_restart(bip_ep_t *ep)
  * as the run. The affinity mask is set back at once: where the node may
  * run stays the launcher's and the user's choice, and the scheduler may
  * move it again. At most one move per move_gap_ns: MOVE_GAP_NS, doubled
- * (up to MOVE_GAP_MAX_NS) each time a look finds the CPU shared again
- * within twice that of a move, and back to MOVE_GAP_NS once a look finds
- * it not shared. Where other work takes the host's cores the nodes do not
- * have a core each, whatever the count says, and moving does not help:
- * under a test suite on both cores, 60 to 195 moves in 2000 round trips.
+ * (up to MOVE_GAP_MAX_NS) for a move that comes within twice the gap of
+ * the last one (it did not help), back to MOVE_GAP_NS for one that comes
+ * later. Where other work takes the host's cores the nodes do not have a
+ * core each, whatever the count says, and moving does not help: under a
+ * test suite on both cores, 60 to 195 moves in 2000 round trips.
  */
 
 static void spread(bip_ep_t *ep, uint64_t now)
@@ -220,22 +220,26 @@ static void spread(bip_ep_t *ep, uint64_t now)
 	cpu = sched_getcpu();
 	if (cpu < 0 || cpu >= BIPFW_CPUS_MAX)
 		return;
-	if (!bipfw_host_cpus(ep->fw, cpu, &others)) {
-		s->move_gap_ns = MOVE_GAP_NS;
+	/* Too soon to move: only say where we are, which costs nothing. */
+	if (now - s->moved_ns < s->move_gap_ns) {
+		(void)bipfw_host_cpus(ep->fw, cpu, NULL);
 		return;
 	}
-	if (now - s->moved_ns < s->move_gap_ns)
+	if (!bipfw_host_cpus(ep->fw, cpu, &others))
 		return;
-	if (s->moved_ns && now - s->moved_ns < 2 * s->move_gap_ns)
-		s->move_gap_ns = s->move_gap_ns * 2 > MOVE_GAP_MAX_NS
-					 ? MOVE_GAP_MAX_NS
-					 : s->move_gap_ns * 2;
 	for (to = 0; to < BIPFW_CPUS_MAX && to < CPU_SETSIZE; to++)
 		if (CPU_ISSET(to, &mask) && to != cpu &&
 		    !(others.bits[to / 64] & (UINT64_C(1) << (to % 64))))
 			break;
 	if (to == BIPFW_CPUS_MAX || to == CPU_SETSIZE)
 		return;
+	/* The last move held for twice the gap, or it did not help. */
+	if (s->moved_ns && now - s->moved_ns < 2 * s->move_gap_ns)
+		s->move_gap_ns = s->move_gap_ns * 2 > MOVE_GAP_MAX_NS
+					 ? MOVE_GAP_MAX_NS
+					 : s->move_gap_ns * 2;
+	else
+		s->move_gap_ns = MOVE_GAP_NS;
 	CPU_ZERO(&one);
 	CPU_SET(to, &one);
 	s->moved_ns = now;
@@ -250,7 +254,7 @@ static void spread(bip_ep_t *ep, uint64_t now)
 	(void)bipfw_host_cpus(ep->fw, to, NULL);
 	s->moves++;
 	bip_dbg("BIP_SPREAD: a node of this host ran on CPU %d too: moved "
-		  "to CPU %d", cpu, to);
+		"to CPU %d", cpu, to);
 }
 
 static void say_cpu(bip_ep_t *ep)

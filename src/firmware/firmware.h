@@ -199,8 +199,8 @@ struct bipfw_wire_class {
 	void (*mem_wake)(void *ctx, int peer);
 	/* Host-scope wires, optional: say that this process waits on cpu
 	 * (the host's other processes read it); with others, add to it the
-	 * CPUs its peers said they wait on, and return how many of those the
-	 * kernel shows runnable on cpu now. */
+	 * CPUs its peers said they wait on, and return 1 if the kernel shows
+	 * one of them runnable on cpu now, else 0. */
 	int (*host_cpus)(void *ctx, int cpu, struct bipfw_cpus *others);
 	/* The peer as the wire sees it: enum bipfw_peer_state. */
 	int (*peer_state)(void *ctx, int peer);
@@ -330,9 +330,9 @@ int bipfw_mem_watch(struct bipfw *fw, const uint64_t *word, uint64_t value);
 void bipfw_mem_wake_barrier(struct bipfw *fw);
 void bipfw_mem_wake(struct bipfw *fw, int peer);
 /* The idle policy's look at the host's processes (the wires' host_cpus):
- * say that we wait on cpu; with others, how many of the peers run on cpu
- * too (0 when no wire can tell), *others getting the CPUs they said they
- * wait on. */
+ * say that we wait on cpu; with others, whether a peer runs on cpu too
+ * (0 when no wire can tell), *others getting the CPUs they said they wait
+ * on. */
 int bipfw_host_cpus(struct bipfw *fw, int cpu, struct bipfw_cpus *others);
 /* Remove what crashed processes of a job left behind, on every wire. */
 int bipfw_job_cleanup(uint64_t secret, uint64_t job_key, int nnodes);

@@ -519,7 +519,7 @@ int bipfw_host_cpus(struct bipfw *fw, int cpu, struct bipfw_cpus *others)
 
 	for (unsigned i = 0; i < fw->nwires; i++)
 		if (fw->wires[i].cls->host_cpus)
-			shared += fw->wires[i].cls->host_cpus(fw->wires[i].ctx,
+			shared |= fw->wires[i].cls->host_cpus(fw->wires[i].ctx,
 							      cpu, others);
 	return shared;
 }

@@ -2,9 +2,10 @@
  * test_spread.c - a node that another node of its host shares a CPU with,
  * each node having a core, moves off it (BIP_SPREAD=auto), and only then.
  *  - Apart: the nodes on two CPUs, node 1 computing 1 ms before each
- *    answer, so that node 0's waits yield and look: at most one move (the
- *    scheduler may yet bring them together once), where looks that found
- *    someone on their CPU each time would move every 2 ms, 25 times.
+ *    answer, so that node 0's waits yield and look: at most one move while
+ *    node 0 never saw node 1 on its CPU (the scheduler may yet bring them
+ *    together between two looks), where looks that found someone on their
+ *    CPU each time would move about 5 times (a gap of 2 ms, doubled).
  *  - Together: each round, both nodes move onto the lowest CPU they may use
  *    and back to their whole mask (the scheduler then leaves them there
  *    while they wake each other), and ping-pong. A round counts if they
@@ -91,7 +92,7 @@ int main(int argc, char **argv)
 	bip_ep_t *ep;
 	cpu_set_t mask, after;
 	int cpus[2] = { -1, -1 }, n = 0, node, rc, fail = 0, want_moves;
-	int counted = 0, parted = 0;
+	int counted = 0, parted = 0, met = 0;
 	int64_t x = 0, m0, apart = 0, moved = 0;
 
 	if (argc != 2 || (strcmp(argv[1], "auto") && strcmp(argv[1], "off"))) {
@@ -124,9 +125,11 @@ int main(int argc, char **argv)
 	if (trip(ep, node, &x, 0) || place(cpus[node], &mask) ||
 	    trip(ep, node, &x, 0))
 		return 1;
-	for (int i = 0; i < APART_TRIPS; i++)
+	for (int i = 0; i < APART_TRIPS; i++) {
 		if (trip(ep, node, &x, 1000))
 			return 1;
+		met |= node == 0 && x == sched_getcpu();
+	}
 	apart = both_moves(ep, node, m0);
 	if (apart < 0)
 		return 1;
@@ -165,9 +168,11 @@ int main(int argc, char **argv)
 		fail = 1;
 	}
 	if (node == 0) {
-		printf("apart: %lld moves in %d round trips (want <= %d)\n",
-		       (long long)apart, APART_TRIPS, APART_MOVES_MAX);
-		if (want_moves && apart > APART_MOVES_MAX) {
+		printf("apart: %lld moves in %d round trips (want <= %d)%s\n",
+		       (long long)apart, APART_TRIPS, APART_MOVES_MAX,
+		       met ? "; not checked: the scheduler put them together"
+			   : "");
+		if (want_moves && !met && apart > APART_MOVES_MAX) {
 			printf("FAILED: nodes on two CPUs moved\n");
 			fail = 1;
 		}

@@ -497,24 +497,44 @@ static int futex(_Atomic uint32_t *addr, int op, uint32_t val,
 	return (int)syscall(SYS_futex, addr, op, val, ts, NULL, 0);
 }
 
+/* /proc/PID/stat, read into buf: its fields from the third (the state) on,
+ * found behind the command name, which may hold spaces and parentheses;
+ * or NULL with errno set. */
+#define PROC_STAT_MAX 1024
+static const char *proc_stat(pid_t pid, char *buf)
+{
+	char path[32];
+	const char *p;
+	ssize_t n;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, PROC_STAT_MAX - 1);
+	err = n < 0 ? errno : EIO;
+	close(fd);
+	p = n > 0 ? (buf[n] = '\0', strrchr(buf, ')')) : NULL;
+	if (!p || p[1] != ' ' || !p[2]) {
+		errno = err;
+		return NULL;
+	}
+	return p + 2;
+}
+
 static bool pid_alive(pid_t pid)
 {
-	char path[64], buf[256], *p;
-	FILE *f;
-	bool alive = true;
+	char buf[PROC_STAT_MAX];
+	const char *state;
 
 	if (kill(pid, 0) < 0 && errno == ESRCH)
 		return false;
 	/* A zombie still answers kill(): look at its state. */
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
+	state = proc_stat(pid, buf);
+	if (!state)
 		return errno != ENOENT;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
-	    (p[2] == 'Z' || p[2] == 'X'))
-		alive = false;
-	fclose(f);
-	return alive;
+	return *state != 'Z' && *state != 'X';
 }
 
 /* Our name exists already. Another user's file is never touched (and
@@ -1746,28 +1766,17 @@ static void shm_wait_end(void *ctx)
 	atomic_store(&((struct bipfw_shm *)ctx)->self->sleeping, AWAKE);
 }
 
-/* Whether the kernel shows pid runnable on cpu now: /proc/PID/stat's state
- * (the third field) and processor (the 39th), counted from behind the
- * command name, which may hold spaces and parentheses. */
+/* Whether the kernel shows pid runnable on cpu now: its state (the third
+ * field) and processor (the 39th). */
 static bool runs_on(pid_t pid, int cpu)
 {
-	char path[32], buf[1024], *p;
-	int fd, field = 3, at;
-	ssize_t n;
+	char buf[PROC_STAT_MAX];
+	const char *p = proc_stat(pid, buf);
+	int at;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!p || *p != 'R')
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || p[2] != 'R')
-		return false;
-	for (p += 2; field < 39; field++) {
+	for (int field = 3; field < 39; field++) {
 		p = strchr(p, ' ');
 		if (!p)
 			return false;
@@ -1779,47 +1788,66 @@ static bool runs_on(pid_t pid, int cpu)
 /*
  * Rule: a node says on which CPU it waits, on the line senders read anyway,
  * and only when that changed; a node that waits long reads what its peers
- * said, and asks the kernel where they run (a read of /proc, 5-10 us):
- * every peer on a host of up to ASK_ALL of them, else those that said our
- * CPU or nothing yet, ASK_MAX at most. What a peer said may be old: the
- * one we wait for may not have run since a wake-up put it on our CPU, and
- * so not said it since. The idle policy moves only for a peer that
- * competes for our CPU now. The kernel is asked about the peer's main
- * thread, the one that runs MPI in a program that is not threaded.
+ * said, and asks the kernel whether one runs on its CPU (a read of /proc,
+ * 5-10 us): first those that said its CPU, then, on a host of up to
+ * ASK_ALL peers, the others, else those that said nothing yet; ASK_MAX at
+ * most. What a peer said may be old: the one we wait for may not have run
+ * since a wake-up put it on our CPU, and so not said it since. The idle
+ * policy moves only for a peer that competes for our CPU now. The kernel
+ * is asked about the peer's main thread, the one that runs MPI in a
+ * program that is not threaded.
  */
 #define ASK_ALL 2
 #define ASK_MAX 4
+
+/* The CPU a peer said, -1 for none yet, or -2 for a value out of range
+ * (the peer writes its header: one load, then checked). */
+static int said_cpu(const struct shm_peer *pp)
+{
+	uint32_t said = atomic_load_explicit(&pp->seg->cpu,
+					     memory_order_relaxed);
+
+	return said > BIPFW_CPUS_MAX ? -2 : (int)said - 1;
+}
 
 static int shm_host_cpus(void *ctx, int cpu, struct bipfw_cpus *others)
 {
 	struct bipfw_shm *shm = ctx;
 	bool ask_all = shm->p.local_nodes <= ASK_ALL + 1;
-	int shared = 0, asked = 0;
+	int asked = 0;
 
 	if (atomic_load_explicit(&shm->self->cpu, memory_order_relaxed) !=
 	    (uint32_t)cpu + 1)
 		atomic_store_explicit(&shm->self->cpu, (uint32_t)cpu + 1,
 				      memory_order_relaxed);
-	for (int i = 0; others && i < shm->p.nnodes; i++) {
+	if (!others)
+		return 0;
+	for (int i = 0; i < shm->p.nnodes; i++) {
 		const struct shm_peer *pp = &shm->peers[i];
-		uint32_t said;
 		int c;
 
 		if (i == shm->p.node || !pp->seg || pp->cut)
 			continue;
-		/* The peer writes its header: one load, then checked. */
-		said = atomic_load_explicit(&pp->seg->cpu,
-					    memory_order_relaxed);
-		if (said > BIPFW_CPUS_MAX)
-			continue;
-		c = (int)said - 1;
+		c = said_cpu(pp);
 		if (c >= 0)
 			others->bits[c / 64] |= UINT64_C(1) << (c % 64);
-		if ((ask_all || c == cpu || c < 0) && asked++ < ASK_MAX &&
-		    runs_on(pp->pid, cpu))
-			shared++;
 	}
-	return shared;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < shm->p.nnodes && asked < ASK_MAX; i++) {
+			const struct shm_peer *pp = &shm->peers[i];
+			int c;
+
+			if (i == shm->p.node || !pp->seg || pp->cut)
+				continue;
+			c = said_cpu(pp);
+			if (pass == 0 ? c != cpu
+				      : c == cpu || c < -1 || (!ask_all && c >= 0))
+				continue;
+			asked++;
+			if (runs_on(pp->pid, cpu))
+				return 1;
+		}
+	return 0;
 }
 
 static int cma_probe(void)
