@@ -33,8 +33,8 @@
  * halved below SPIN_MIN_NS is none. */
 #define HANDED_NS 1000
 #define SPIN_MIN_NS 1000
-/* BIP_SPREAD's pace (see spread): a look, a move, and a move at most once
- * they keep failing. */
+/* BIP_SPREAD's pace (see spread): the least time between two looks, and
+ * between two moves, at first and at most once moves keep failing. */
 #define LOOK_GAP_NS 250000
 #define MOVE_GAP_NS 2000000
 #define MOVE_GAP_MAX_NS 1000000000
@@ -206,7 +206,6 @@ void bip_idle_restart(bip_ep_t *ep)
  * core each, whatever the count says, and moving does not help: under a
  * test suite on both cores, 60 to 195 moves in 2000 round trips.
  */
-
 static void spread(bip_ep_t *ep, uint64_t now)
 {
 	struct bip_idle *s = &ep->idle;
