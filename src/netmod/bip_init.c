@@ -45,8 +45,27 @@ cvars:
         when the peer's credits take every piece at once (else three-way).
         The three-way protocol's extra round trip costs more than copying
         the pieces. Only messages above the short limit and below the
-        rendezvous threshold; 0: none (three-way). -1: 16384, or 65536
-        with more ranks on the host than cores.
+        rendezvous threshold; 0: none (three-way). -1: 65536. Above
+        MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT only a lone message goes
+        eagerly.
+
+    - name        : MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT
+      category    : CH4_BIP
+      type        : int
+      default     : -1
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        Largest message (bytes) sent eagerly behind others: above it, and
+        up to the eager limit, a message to a rank of the host that can
+        read our memory goes eagerly only when that rank has given back
+        the credits of what we sent before (a lone message, as in a
+        ping-pong); one sent while it still holds them (a stream) takes
+        the three-way protocol, whose receiver copies the data once where
+        the pieces are copied twice. -1: 16384, or the eager limit with
+        more ranks on the host than cores (a three-way message waits for
+        its receiver to be scheduled, twice).
 
     - name        : MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD
       category    : CH4_BIP
@@ -139,6 +158,19 @@ cvars:
         Most long receives waiting in the receive FIFO for a free BIP tag;
         beyond it progress fails with an error. 0: no limit.
 
+    - name        : MPIR_CVAR_CH4_BIP_INIT_BARRIER
+      category    : CH4_BIP
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        MPI_Init ends with a barrier of MPI_COMM_WORLD, so that the ranks
+        leave it together and a program's first messages do not wait for
+        the last rank to start. false: each rank leaves as soon as it is
+        connected. Must be the same on every rank.
+
     - name        : MPIR_CVAR_CH4_BIP_PRINT_COUNTERS
       category    : CH4_BIP
       type        : boolean
@@ -177,6 +209,8 @@ static int read_cvars(MPIDI_BIP_global_t *g)
 		  0, BIP_SMALL_MAX - MPIDI_BIP_CTL_ROOM },
 		{ "MPIR_CVAR_CH4_BIP_EAGER_LIMIT",
 		  MPIR_CVAR_CH4_BIP_EAGER_LIMIT, -1, INT_MAX },
+		{ "MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT",
+		  MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT, -1, INT_MAX },
 		{ "MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD",
 		  MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD, 0, INT_MAX },
 		{ "MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE",
@@ -281,7 +315,7 @@ int MPIDI_BIP_init_local(int *tag_bits)
 	BIP_CHECK(rc, "bip_open");
 	g->crowded = bip_crowded(g->ep) == 1;
 	/* Crowded ranks wait long for the receiver to run: hold longer, and
-	 * send more eagerly, since a three-way message waits for its
+	 * send streams eagerly too, since a three-way message waits for its
 	 * receiver to run (to read it, then again for its ACK) where an
 	 * eager one completes at once (exchanges of 32-64 KiB on 16 ranks
 	 * on 2 cores: 1.3-2 x faster eager). */
@@ -291,8 +325,12 @@ int MPIDI_BIP_init_local(int *tag_bits)
 						    : 20);
 	g->eager_limit = MPIR_CVAR_CH4_BIP_EAGER_LIMIT >= 0
 				 ? (size_t)MPIR_CVAR_CH4_BIP_EAGER_LIMIT
-			 : g->crowded ? 65536
-				      : 16384;
+				 : 65536;
+	g->eager_stream_limit =
+		MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT >= 0
+			? (size_t)MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT
+		: g->crowded ? g->eager_limit
+			     : 16384;
 	/* The netmod matches MPI tags itself: a full int travels. */
 	*tag_bits = MPIR_TAG_BITS_DEFAULT;
 fn_exit:
@@ -403,10 +441,14 @@ fn_fail:
  * on one CPU, and moves them apart (BIP_SPREAD), before the program's
  * first message. A rank waits in MPI_Init instead, for no longer in all.
  * A dead rank fails it as it fails any message (check_peers).
+ * MPIR_CVAR_CH4_BIP_INIT_BARRIER=false leaves it out, on every rank.
  */
 int MPIDI_BIP_post_init(void)
 {
 	MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+
+	if (!MPIR_CVAR_CH4_BIP_INIT_BARRIER)
+		return MPI_SUCCESS;
 
 	/* Called from the world's commit post hook: point-to-point works
 	 * (ch4's VCIs are not ours to wait for, and our own commit post hook

@@ -42,3 +42,30 @@ echo "$out" | grep -q "fragments [1-9]" ||
 	{ echo "FAILED: nothing counted as 'fragments'"; exit 1; }
 "$prefix/bin/mpivars" 2>/dev/null | grep -q MPIR_CVAR_CH4_BIP_PRINT_COUNTERS ||
 	{ echo "FAILED: mpivars does not list the bip netmod's CVARs"; exit 1; }
+# Every control variable of the netmod is documented, in the README's MPI
+# knobs and in bipmpi(7).
+for v in $("$prefix/bin/mpivars" 2>/dev/null |
+	grep -o 'MPIR_CVAR_CH4_BIP_[A-Z0-9_]*' | sort -u); do
+	for doc in "$top_srcdir/README" "$top_srcdir/man/bipmpi.7"; do
+		grep -q "$v" "$doc" ||
+			{ echo "FAILED: $v is not in $doc"; exit 1; }
+	done
+done
+# MPI_Init ends with a barrier of the world, by messages (dissemination:
+# two rounds on 4 ranks, a short message each), unless
+# MPIR_CVAR_CH4_BIP_INIT_BARRIER=false.
+shorts() {
+	echo "$out" | sed -n 's/^bip netmod rank \([0-9]*\): short \([0-9]*\),.*/\1 \2/p' | sort -n
+}
+MPIR_CVAR_CH4_BIP_INIT_BARRIER=true MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+	mpirun 4 "$W/hello"
+with=$(shorts)
+MPIR_CVAR_CH4_BIP_INIT_BARRIER=false MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+	mpirun 4 "$W/hello"
+without=$(shorts)
+echo "short messages per rank, with the barrier:" $with "; without:" $without
+d=$(printf '%s\n%s\n' "$with" "$without" | awk '
+	{ n[$1]++; if (n[$1] == 1) a[$1] = $2; else b[$1] = $2 }
+	END { for (r in a) if (a[r] - b[r] != 2) bad = 1
+	      print (length(a) == 4 && !bad) ? "ok" : "bad" }')
+[ "$d" = ok ] || { echo "FAILED: the MPI_Init barrier is not two short messages a rank, or MPIR_CVAR_CH4_BIP_INIT_BARRIER=false does not leave it out"; exit 1; }
