@@ -5,13 +5,15 @@
  * (one operation then MPI_Win_flush, averaged over many after a warm-up,
  * inside one lock_all epoch, as osu_put_latency -s flush) and put and get
  * bandwidth (a window of 64 operations, then a flush), for sizes 1 B ..
- * MAX (default 4 MiB).
+ * MAX (default 4 MiB); and the floor of that bandwidth, the same window
+ * of copies done by memcpy into the origin's own memory, timed the same
+ * way: no one-sided put or get moves the bytes faster than a copy does.
  *
  *   mpi_rma [max-bytes]
  *
  * Prints first "# first put: US us" (the first 8-byte put and flush after
  * the window was made, what a program sees before any warm-up), then one
- * line per size: "bytes put_us get_us put_MB/s get_MB/s".
+ * line per size: "bytes put_us get_us put_MB/s get_MB/s copy_MB/s".
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -71,12 +73,30 @@ static double bandwidth(MPI_Win win, char *buf, long n, int put)
 	return (double)n * WINDOW * iters / (MPI_Wtime() - t0) / 1e6;
 }
 
+/* The floor: WINDOW copies of n bytes to the places bandwidth() puts
+ * them, by memcpy into dst, the origin's own memory: MB/s. */
+static double copy_floor(char *dst, const char *buf, long n)
+{
+	int iters = iterations(n) / 10 + 2, warm = 2;
+	double t0 = 0;
+
+	for (int i = 0; i < warm + iters; i++) {
+		if (i == warm)
+			t0 = MPI_Wtime();
+		for (int w = 0; w < WINDOW; w++)
+			memcpy(dst + (n <= 65536 ? w * n : 0), buf, (size_t)n);
+		/* The copies are not dead stores. */
+		__asm__ volatile("" : : "r"(dst) : "memory");
+	}
+	return (double)n * WINDOW * iters / (MPI_Wtime() - t0) / 1e6;
+}
+
 int main(int argc, char **argv)
 {
 	long max = argc > 1 ? atol(argv[1]) : 4L << 20;
 	long win_bytes = max > (long)WINDOW * 65536 ? max : WINDOW * 65536L;
 	int rank, size;
-	char *buf, *base;
+	char *buf, *base, *dst;
 	MPI_Win win;
 	double t0;
 
@@ -89,9 +109,11 @@ int main(int argc, char **argv)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	buf = malloc((size_t)max);
-	if (!buf)
+	dst = malloc((size_t)win_bytes);
+	if (!buf || !dst)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	memset(buf, 1, (size_t)max);
+	memset(dst, 0, (size_t)win_bytes);
 	MPI_Win_allocate(win_bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base,
 			 &win);
 	memset(base, 0, (size_t)win_bytes);
@@ -103,14 +125,16 @@ int main(int argc, char **argv)
 		MPI_Put(buf, 8, MPI_CHAR, 1, 0, 8, MPI_CHAR, win);
 		MPI_Win_flush(1, win);
 		printf("# first put: %.3f us\n", (MPI_Wtime() - t0) * 1e6);
-		printf("# bytes put_us get_us put_MB/s get_MB/s\n");
+		printf("# bytes put_us get_us put_MB/s get_MB/s copy_MB/s\n");
 		for (long n = 1; n <= max; n *= 2) {
 			double pl = latency(win, buf, n, 1);
 			double gl = latency(win, buf, n, 0);
 			double pb = bandwidth(win, buf, n, 1);
 			double gb = bandwidth(win, buf, n, 0);
+			double cb = copy_floor(dst, buf, n);
 
-			printf("%ld %.3f %.3f %.1f %.1f\n", n, pl, gl, pb, gb);
+			printf("%ld %.3f %.3f %.1f %.1f %.1f\n", n, pl, gl, pb,
+			       gb, cb);
 			fflush(stdout);
 		}
 	}
@@ -118,6 +142,7 @@ int main(int argc, char **argv)
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Win_free(&win);
 	free(buf);
+	free(dst);
 	MPI_Finalize();
 	return 0;
 }
