@@ -11,7 +11,7 @@
 #include "bip_ctl.h"
 #include "bip_field.h"
 
-#define CARD_VERSION "bipnm4"
+#define CARD_VERSION "bipnm5"
 #define ACK_FLAGS                                                              \
 	(MPIDI_BIP_ACK_LAST | MPIDI_BIP_ACK_READ | MPIDI_BIP_ACK_FAILED |      \
 	 MPIDI_BIP_ACK_WITHDRAWN)
@@ -169,9 +169,9 @@ int MPIDI_BIP_ctl_decode(const void *bytes, size_t len,
 int MPIDI_BIP_card_format(char *buf, size_t len, const MPIDI_BIP_card_t *c,
 			  const char *bip_card)
 {
-	int n = snprintf(buf, len, CARD_VERSION ";%u;%llu;%u;%s;%s",
-			 c->credits, (unsigned long long)c->rts3_max, c->pid,
-			 c->host, bip_card);
+	int n = snprintf(buf, len, CARD_VERSION ";%u;%llu;%u;%u;%s;%s",
+			 c->credits, (unsigned long long)c->rts3_max,
+			 c->barrier, c->pid, c->host, bip_card);
 
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
@@ -193,17 +193,19 @@ int MPIDI_BIP_card_parse(const char *card, MPIDI_BIP_card_t *c,
 			 const char **bip_card_p)
 {
 	const char *p = card;
-	uint64_t credits, rts3_max, pid;
+	uint64_t credits, rts3_max, barrier, pid;
 
 	if (!bip_field_lit(&p, ';', CARD_VERSION) ||
 	    !bip_field_uint(&p, ';', 10, UINT8_MAX, &credits) ||
 	    !bip_field_uint(&p, ';', 10, MPIDI_BIP_DATA_MAX, &rts3_max) ||
+	    !bip_field_uint(&p, ';', 10, 1, &barrier) ||
 	    !bip_field_uint(&p, ';', 10, INT32_MAX, &pid) ||
 	    !bip_field_str(&p, ';', MPIDI_BIP_HOST_CHARS, c->host,
 			   sizeof(c->host)))
 		return -1;
 	c->credits = (uint32_t)credits;
 	c->rts3_max = rts3_max;
+	c->barrier = (uint32_t)barrier;
 	c->pid = (uint32_t)pid;
 	*bip_card_p = p;
 	return 0;

@@ -199,12 +199,14 @@ static inline int MPIDI_BIP_ctl_short_check(const MPIDI_BIP_ctl_t *h,
 
 /*
  * The netmod's business card: what a peer must know of us before the first
- * message, then BIP's own card. "bipnm4;A;R;P;H;" + BIP's card, where A is
- * the number of control messages we can hold from each peer (our credits
- * CVAR, bounded by BIP's queue shared among the peers), R the largest
- * message we send by the three-way protocol (the receiver sizes a
- * temporary buffer for it), P our pid and H our host's name (for the
- * error that names a peer gone). A pair uses the smaller of the two A.
+ * message, then BIP's own card. "bipnm5;A;R;B;P;H;" + BIP's card, where A
+ * is the number of control messages we can hold from each peer (our
+ * credits CVAR, bounded by BIP's queue shared among the peers), R the
+ * largest message we send by the three-way protocol (the receiver sizes a
+ * temporary buffer for it), B 1 if our MPI_Init ends with the world's
+ * barrier, else 0 (all ranks must agree, or some would wait in it for
+ * ever), P our pid and H our host's name (for the error that names a peer
+ * gone). A pair uses the smaller of the two A.
  */
 #define MPIDI_BIP_HOST_MAX 64
 #define MPIDI_BIP_CARD_EXTRA (64 + MPIDI_BIP_HOST_MAX) /* before BIP's */
@@ -214,6 +216,7 @@ static inline int MPIDI_BIP_ctl_short_check(const MPIDI_BIP_ctl_t *h,
 typedef struct {
 	uint32_t credits;  /* A */
 	uint64_t rts3_max; /* R */
+	uint32_t barrier;  /* B: 0 or 1 */
 	uint32_t pid;      /* P */
 	char host[MPIDI_BIP_HOST_MAX]; /* H: of MPIDI_BIP_HOST_CHARS */
 } MPIDI_BIP_card_t;

@@ -57,15 +57,15 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
-        Largest message (bytes) sent eagerly behind others: above it, and
-        up to the eager limit, a message to a rank of the host that can
-        read our memory goes eagerly only when that rank has given back
-        the credits of what we sent before (a lone message, as in a
-        ping-pong); one sent while it still holds them (a stream) takes
-        the three-way protocol, whose receiver copies the data once where
-        the pieces are copied twice. -1: 16384, or the eager limit with
-        more ranks on the host than cores (a three-way message waits for
-        its receiver to be scheduled, twice).
+        Largest message (bytes) sent eagerly right behind another: above
+        it, and up to the eager limit, a message to a rank of the host
+        that can read our memory goes eagerly only if this process
+        completed a receive since its last such message to that rank (a
+        ping-pong, an exchange, a ring); one sent right behind another (a
+        stream) takes the three-way protocol, whose receiver copies the
+        data once where the pieces are copied twice. -1: 16384, or the
+        eager limit with more ranks on the host than cores (a three-way
+        message waits for its receiver to be scheduled, twice).
 
     - name        : MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD
       category    : CH4_BIP
@@ -169,7 +169,10 @@ cvars:
         MPI_Init ends with a barrier of MPI_COMM_WORLD, so that the ranks
         leave it together and a program's first messages do not wait for
         the last rank to start. false: each rank leaves as soon as it is
-        connected. Must be the same on every rank.
+        connected, for a program that times its own start-up or starts
+        its ranks far apart on purpose (ranks that share a CPU then move
+        apart at the program's first waits, BIP_SPREAD). MPI_Init fails
+        if the ranks do not all have the same value.
 
     - name        : MPIR_CVAR_CH4_BIP_PRINT_COUNTERS
       category    : CH4_BIP
@@ -180,11 +183,11 @@ cvars:
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
         If true, every rank prints at MPI_Finalize what each protocol of the
-        bip netmod did (short, three-way and rendezvous sends, fragments,
-        credits-only messages, unexpected messages, active messages, the
-        largest depths of the send, receive and unexpected queues) and what
-        BIP did underneath (packets, acknowledgements, NACKs,
-        retransmissions, small-queue overflows).
+        bip netmod did (short, eager, three-way and rendezvous sends,
+        fragments, credits-only messages, unexpected messages, active
+        messages, the largest depths of the send, receive and unexpected
+        queues) and what BIP did underneath (packets, acknowledgements,
+        NACKs, retransmissions, small-queue overflows).
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
@@ -365,6 +368,7 @@ int MPIDI_BIP_init_world(void)
 		.rts3_max = g->rndv_threshold > g->short_limit + 1
 				    ? g->rndv_threshold - 1
 				    : 0,
+		.barrier = MPIR_CVAR_CH4_BIP_INIT_BARRIER,
 	};
 	MPIDI_BIP_card_t *theirs = NULL;
 	const char **bip_cards = NULL;
@@ -397,6 +401,12 @@ int MPIDI_BIP_init_world(void)
 							  &bip_cards[i]),
 				     mpi_errno, MPI_ERR_OTHER, "**bipcard",
 				     "**bipcard %d", i);
+		/* A rank without the barrier would leave the others in it. */
+		MPIR_ERR_CHKANDJUMP3(theirs[i].barrier != mine.barrier,
+				     mpi_errno, MPI_ERR_OTHER, "**bipbarrier",
+				     "**bipbarrier %d %s %s", i,
+				     theirs[i].barrier ? "true" : "false",
+				     mine.barrier ? "true" : "false");
 	}
 	for (int i = 0; i < size; i++) {
 		size_t chunk = 0;
@@ -418,6 +428,13 @@ int MPIDI_BIP_init_world(void)
 		 * and both allow it when the knob is on: what we can read of
 		 * it, it can read of us. */
 		g->peers[i].read_min = bip_read_min(g->ep, i);
+		/* Streams take three-way for its receiver's single copy:
+		 * only to a rank that can read our memory. */
+		g->peers[i].stream_min =
+			g->peers[i].read_min == SIZE_MAX
+				? SIZE_MAX
+				: MPL_MAX(g->eager_stream_limit + 1,
+					  g->peers[i].read_min);
 	}
 fn_exit:
 	MPL_free(theirs);

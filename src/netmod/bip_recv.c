@@ -208,11 +208,14 @@ static inline MPI_Aint recv_capacity(MPIR_Request *rreq, bool *contig,
 	return (MPI_Aint)cap;
 }
 
-/* The receive is over: its buffers go, its request completes. */
+/* The receive is over: its buffers go, its request completes (and is
+ * counted: a send after it is not behind the sends before, bip_send.c). */
 static inline __attribute__((always_inline)) void
 recv_end(MPIR_Request *rreq)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
+
+	MPIDI_BIP_global.recvs_done++;
 
 	if (r->pack) {
 		MPIDI_BIP_buf_put(r->pack);

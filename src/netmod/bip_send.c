@@ -4,15 +4,15 @@
  * The protocol is chosen by size (MPI-BIP, section 3.3): up to the short
  * limit the data travels inside one control message and the send completes
  * at once; up to the eager limit, while the peer's credits take all its
- * pieces (above the stream limit: and it gave back those of our earlier
- * messages), it travels in several (EAGER, then MOREs) and completes at
- * once too, since the three-way protocol's extra round trip costs more than
- * the copies of the pieces; below the rendezvous threshold the three-way
- * protocol announces the message (RTS3) and sends it when the receiver's
- * ACK names a BIP tag; above it, and for every synchronous send, the
- * rendezvous protocol (RNDV) sends one fragment per ACK, which the receiver
- * gives only once a receive matched. Non-contiguous data is packed once,
- * up front.
+ * pieces (above the stream limit, to a rank that can read our memory: and
+ * only alone, see eager_fits), it travels in several (EAGER, then MOREs)
+ * and completes at once too, since the three-way protocol's extra round
+ * trip costs more than the copies of the pieces; below the rendezvous
+ * threshold the three-way protocol announces the message (RTS3) and sends
+ * it when the receiver's ACK names a BIP tag; above it, and for every
+ * synchronous send, the rendezvous protocol (RNDV) sends one fragment per
+ * ACK, which the receiver gives only once a receive matched.
+ * Non-contiguous data is packed once, up front.
  */
 #include "mpidimpl.h"
 #include "bip_state.h"
@@ -150,30 +150,30 @@ fn_exit:
  * last one aside, and nothing waits for it before them: queued pieces
  * would hold the send FIFO for the receiver's credits, while the
  * three-way protocol takes one credit and sends the data outside them.
- * Rule (streams): above the stream limit, a message to a peer that can
- * read our memory goes eagerly only if the peer holds fewer of our credits
- * than it has pieces, that is, it gave back those of what we sent before
- * (the last piece of a message may be taken after its receive completed,
- * hence not none). Such a lone message is latency: the pieces' two copies
- * overlap, where the three-way protocol's round trip does not (ping-pong
- * of 32 KiB 2.3 against 5.2 us, 64 KiB 4.3 against 6.6). Behind others
- * it is a stream, which the receiver's single copy sustains better when
- * both sides send (32 KiB each way 9.5 against 7.1 GB/s eagerly). A
- * one-way stream whose receiver never answers alternates: the three-way
- * message's ACK brings the credits back. */
+ * Rule (streams): from the peer's stream_min up (above the stream limit,
+ * to a rank that can read our memory), a message goes eagerly only
+ * alone: if this process completed a receive since its last such message
+ * to that rank. A message sent after waiting for one (a ping-pong, an
+ * exchange, a ring, a pipeline) is latency, which the pieces serve best:
+ * their two copies overlap, the sender writing while the receiver reads,
+ * where the three-way protocol pays a round trip first (ping-pong of 32
+ * KiB 2.3 against 5.2 us one way, 64 KiB 4.3 against 6.6). One sent right
+ * behind another (back-to-back isends, a one-way stream) is a stream,
+ * which the receiver's single copy serves better when both sides send:
+ * 32 KiB windows both ways at once 7.1 GB/s with every message eager,
+ * 8.9-9.5 by three-way. The first message of each window still goes
+ * eagerly (8.3-8.7 GB/s), the price of the lone message's gain. */
 static bool eager_fits(const MPIDI_BIP_peer_t *p, size_t data_sz)
 {
 	size_t first = p->piece - sizeof(MPIDI_BIP_ctl_rts_t);
 	size_t more = p->piece - sizeof(MPIDI_BIP_ctl_t);
 	size_t pieces;
 
-	if (data_sz > MPIDI_BIP_global.eager_limit || p->head)
+	if (data_sz > MPIDI_BIP_global.eager_limit || p->head ||
+	    (data_sz >= p->stream_min &&
+	     p->stream_at == MPIDI_BIP_global.recvs_done + 1))
 		return false;
 	pieces = data_sz <= first ? 1 : 1 + (data_sz - first + more - 1) / more;
-	if (data_sz > MPIDI_BIP_global.eager_stream_limit &&
-	    data_sz >= p->read_min &&
-	    (size_t)(p->ncredits - p->credits) >= pieces)
-		return false;
 	return (size_t)p->credits > pieces;
 }
 
@@ -258,6 +258,8 @@ int MPIDI_BIP_isend(const void *buf, MPI_Aint count, MPI_Datatype datatype,
 	}
 	g->cnt.sent[proto]++;
 	g->cnt.ssend += sync;
+	if (data_sz >= g->peers[node].stream_min)
+		g->peers[node].stream_at = g->recvs_done + 1;
 	if (proto == MPIDI_BIP_PROTO_SHORT && dt_contig &&
 	    MPIDI_BIP_send_fifo_full(node)) {
 		g->cnt.lent++;

@@ -126,6 +126,10 @@ typedef struct {
 	uint64_t rts3_max;    /* the largest three-way message it sends */
 	size_t piece;         /* bytes of each eager piece, header included */
 	size_t read_min;      /* it may read our data from this size (BIP) */
+	size_t stream_min;    /* from this size a message goes eagerly only
+			       * alone (bip_send.c eager_fits) */
+	uint64_t stream_at;   /* 1 + recvs_done at our last message to it
+			       * from stream_min up; 0: none yet */
 	unsigned readable;    /* our sends it may read, not over yet */
 	MPIDI_BIP_eager_t eager; /* its eager message in flight to us */
 	MPIDI_BIP_ctlq_t *head, *tail;
@@ -172,6 +176,7 @@ typedef struct {
 	size_t rndv_threshold;          /* smallest rendezvous message */
 	size_t eager_limit;             /* largest eager one */
 	size_t eager_stream_limit;      /* largest eager one behind others */
+	uint64_t recvs_done;            /* receives completed so far */
 	size_t fragment;                /* rendezvous fragment */
 	size_t split_min;               /* smallest read shared with the
 					 * sender; 0: never */

@@ -83,10 +83,11 @@ static double copy_floor(char *dst, const char *buf, long n)
 	for (int i = 0; i < warm + iters; i++) {
 		if (i == warm)
 			t0 = MPI_Wtime();
-		for (int w = 0; w < WINDOW; w++)
+		for (int w = 0; w < WINDOW; w++) {
 			memcpy(dst + (n <= 65536 ? w * n : 0), buf, (size_t)n);
-		/* The copies are not dead stores. */
-		__asm__ volatile("" : : "r"(dst) : "memory");
+			/* Each copy is made: none is a dead store. */
+			__asm__ volatile("" : : "r"(dst) : "memory");
+		}
 	}
 	return (double)n * WINDOW * iters / (MPI_Wtime() - t0) / 1e6;
 }

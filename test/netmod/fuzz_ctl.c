@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		text[size - 1] = '\0';
 		if (MPIDI_BIP_card_parse(text, &c, &rest) == 0 &&
 		    (c.credits > 255 || c.rts3_max > MPIDI_BIP_DATA_MAX ||
-		     c.pid > INT32_MAX ||
+		     c.barrier > 1 || c.pid > INT32_MAX ||
 		     strlen(c.host) != strspn(c.host, MPIDI_BIP_HOST_CHARS) ||
 		     !c.host[0] || rest < text || rest > text + size - 1))
 			abort();

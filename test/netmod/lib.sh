@@ -45,6 +45,12 @@ counter() {
 	echo "$out" | sed -n "s/.*[ ,(]$1 \([0-9]*\).*/\1/p"
 }
 
+# protocols: the last run's eager and three-way sends, all ranks together.
+protocols() {
+	echo "$(counter eager | awk '{ n += $1 } END { print n + 0 }')" \
+		"$(counter three-way | awk '{ n += $1 } END { print n + 0 }')"
+}
+
 # counted N yes|no NAME: the counter NAME of the last run is positive on
 # each of N ranks (yes), or zero on all (no).
 counted() {

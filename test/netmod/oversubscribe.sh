@@ -20,37 +20,12 @@ t4=$(echo "$out" | sed -n 's/^NAS patterns on 4 ranks: total \([0-9.]*\) s$/\1/p
 echo "4 ranks on $(nproc) cores: $t4 s; 2 ranks: $t2 s"
 awk -v a="$t4" -v b="$t2" 'BEGIN { r = a / b; printf "ratio %.2f (guard < 10)\n", r; exit !(r < 10) }' ||
 	{ echo "FAILED: 4 ranks collapsed"; exit 1; }
-# Messages up to 64 KiB go eagerly alone (a ring); with a core each, above
-# 16 KiB, in a stream those behind the first take the three-way protocol,
-# while with more ranks than cores they go eagerly too (a three-way one
-# waits twice for its receiver to be scheduled).
+# With more ranks than cores, messages up to 64 KiB go eagerly, streams
+# too (a three-way one waits twice for its receiver to be scheduled); with
+# a core each see pt2pt.sh.
 run "$MPICC" -O2 -o "$W/ring" "$top_srcdir/examples/mpi/ring.c"
-run "$MPICC" -O2 -Wno-stringop-overflow -o "$W/test_pt2pt" \
-	"$top_srcdir/test/netmod/test_pt2pt.c"
-# protocols: the eager and the three-way sends of all ranks together.
-protocols() {
-	echo "$(counter eager | awk '{ n += $1 } END { print n + 0 }')" \
-		"$(counter three-way | awk '{ n += $1 } END { print n + 0 }')"
-}
 crowd=$(( $(nproc) + 1 ))
 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun "$crowd" "$W/ring" 32768 10
 set -- $(protocols)
 echo "$crowd ranks on $(nproc) cores, 32 KiB: eager $1, three-way $2"
 [ "$1" -ge 10 ] && [ "$2" = 0 ] || { echo "FAILED: crowded ranks do not send 32 KiB eagerly"; exit 1; }
-if [ "$(nproc)" -ge 2 ]; then
-	MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/ring" 32768 10
-	set -- $(protocols)
-	echo "2 ranks, 32 KiB: eager $1, three-way $2"
-	[ "$1" -ge 10 ] && [ "$2" = 0 ] || { echo "FAILED: 2 ranks do not send lone messages of 32 KiB eagerly"; exit 1; }
-	MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_pt2pt" stream
-	expect "stream: ok" "a stream of 32 KiB messages"
-	set -- $(protocols)
-	echo "2 ranks, a stream of 32 KiB: eager $1, three-way $2"
-	# Only a receiver that can read its sender's memory copies once.
-	if "$top_builddir/bip_info" | grep -q "cross-memory attach available"
-	then
-		[ "$1" -ge 1 ] && [ "$2" -ge 1 ] || { echo "FAILED: a stream of 32 KiB does not go by the three-way protocol behind its first message"; exit 1; }
-	else
-		[ "$1" -ge 1 ] && [ "$2" = 0 ] || { echo "FAILED: a stream of 32 KiB without cross-memory attach does not go eagerly"; exit 1; }
-	fi
-fi

@@ -5,7 +5,8 @@
 # the default CVARs on 1, 2 and 4 ranks, then with tiny thresholds and N = 2
 # credits so that every mechanism runs often (the counters printed at
 # finalize must show it), with eager pieces behind few credits on one host
-# and with every rank on a host of its own; large data read by the
+# and with every rank on a host of its own; lone mid-size messages eager
+# and streams of them by three-way; large data read by the
 # receiver in one copy, and not, and with the sender writing half of it;
 # bad settings must fail with a clear error;
 # and MPI_THREAD_MULTIPLE.
@@ -101,6 +102,35 @@ for c in eager "segmented runs"; do
 	positive "$c"
 done
 no_overflow
+
+# Above 16 KiB, up to 64 KiB, a message goes eagerly alone (each sent after
+# a receive completed: a ring of 2 ranks), and where the receiver can read
+# our memory, by three-way right behind another (a stream of 8 isends of
+# 32 KiB: the first eager, the rest three-way; credits would take them
+# all). Where each rank has a core: with more ranks than cores streams go
+# eagerly too (oversubscribe.sh).
+if [ "$(nproc)" -ge 2 ]; then
+	run "$MPICC" -O2 -o "$W/ring" "$top_srcdir/examples/mpi/ring.c"
+	MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/ring" 32768 10
+	set -- $(protocols)
+	echo "2 ranks, a ring of 32 KiB: eager $1, three-way $2"
+	[ "$1" -ge 20 ] && [ "$2" = 0 ] ||
+		{ echo "FAILED: lone 32 KiB messages do not go eagerly"; exit 1; }
+	MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_pt2pt" stream
+	expect "stream: ok" "a stream of 32 KiB messages"
+	set -- $(protocols)
+	echo "2 ranks, a stream of 8 x 32 KiB: eager $1, three-way $2"
+	if "$top_builddir/bip_info" | grep -q "cross-memory attach available"
+	then
+		[ "$1" -ge 1 ] && [ "$1" -le 2 ] && [ "$2" -ge 6 ] ||
+			{ echo "FAILED: a stream of 32 KiB does not go by three-way behind its first message"; exit 1; }
+	else
+		[ "$1" = 8 ] && [ "$2" = 0 ] ||
+			{ echo "FAILED: a stream without cross-memory attach does not go eagerly"; exit 1; }
+	fi
+else
+	echo "SKIP: lone messages and streams: one core, so ranks share it and streams go eagerly"
+fi
 
 # Large messages are read by their receiver in one copy (BIP_SHM_PULL_MIN,
 # 16 KiB here) where this machine allows cross-memory attach - three-way

@@ -233,20 +233,22 @@ static void test_decode(void)
 static void test_card(void)
 {
 	static const char *const bad[] = {
-		"", "bipnm4", "bipnm4;", "bipnm4;4;", "bipnm4;256;10;1;h;x",
-		"bipnm4;-4;10;1;h;x", "bipnm4;4;9223372036854775808;1;h;x",
-		"bipnm2;4;10;1;h;x", "bipnm4;4 ;10;1;h;x", "bipnm4;4;10;x",
-		"bipnm4;4;10;1;;x", "bipnm4;4;10;2147483648;h;x",
-		"bipnm4;4;10;1;h o;x", "bipnm4;4;10;1;h%s;x",
+		"", "bipnm5", "bipnm5;", "bipnm5;4;", "bipnm5;256;10;1;1;h;x",
+		"bipnm5;-4;10;1;1;h;x", "bipnm5;4;9223372036854775808;1;1;h;x",
+		"bipnm4;4;10;1;h;x", "bipnm5;4 ;10;1;1;h;x", "bipnm5;4;10;1;x",
+		"bipnm5;4;10;1;1;;x", "bipnm5;4;10;1;2147483648;h;x",
+		"bipnm5;4;10;1;1;h o;x", "bipnm5;4;10;1;1;h%s;x",
+		"bipnm5;4;10;2;1;h;x", "bipnm5;4;10;;1;h;x",
 	};
-	MPIDI_BIP_card_t c = { 17, 123456, 4242, "node-1.example_a" }, d;
+	MPIDI_BIP_card_t c = { 17, 123456, 1, 4242, "node-1.example_a" }, d;
 	const char *rest;
 	char buf[256], host[MPIDI_BIP_HOST_MAX], longname[200];
 
 	CHECK(MPIDI_BIP_card_format(buf, sizeof(buf), &c, "bip2;x") == 0,
 	      "format");
 	CHECK(MPIDI_BIP_card_parse(buf, &d, &rest) == 0 && d.credits == 17 &&
-		      d.rts3_max == 123456 && d.pid == 4242 &&
+		      d.rts3_max == 123456 && d.barrier == 1 &&
+		      d.pid == 4242 &&
 		      strcmp(d.host, c.host) == 0 &&
 		      strcmp(rest, "bip2;x") == 0,
 	      "round trip of %s", buf);

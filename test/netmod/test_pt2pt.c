@@ -15,7 +15,7 @@
  *                        only: received posted, unexpected, truncated and
  *                        into a vector; the receiver, which sends nothing
  *                        back, may read them with its sender's help
- *   test_pt2pt stream    (2 ranks) rank 0 sends 16 messages of 32 KiB at
+ *   test_pt2pt stream    (2 ranks) rank 0 sends 8 messages of 32 KiB at
  *                        once, rank 1 receives them: a stream
  *
  * The thresholds are read through MPI_T from the netmod's CVARs, so the same
@@ -82,6 +82,9 @@ static void pick_sizes(void)
 	long rndv = rndv_min = cvar("MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD");
 	long frag = cvar("MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE");
 	long big = rndv > frag ? rndv : frag;
+	/* -1: the defaults where each rank has a core */
+	long eager = cvar("MPIR_CVAR_CH4_BIP_EAGER_LIMIT");
+	long stream = cvar("MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT");
 
 	add_size(0);
 	add_size(1);
@@ -91,11 +94,14 @@ static void pick_sizes(void)
 		add_size(shrt + d);
 		add_size(rndv + d);
 		add_size(2 * frag + d);        /* fragment boundaries */
+		add_size((eager >= 0 ? eager : 65536) + d);
+		add_size((stream >= 0 ? stream : 16384) + d);
 	}
 	add_size(big + 3 * frag + 5);
 	if (rank == 0)
-		printf("short limit %ld, rendezvous from %ld, fragment %ld: "
-		       "%d sizes\n", shrt, rndv, frag, nsizes);
+		printf("short limit %ld, eager %ld, stream %ld, rendezvous "
+		       "from %ld, fragment %ld: %d sizes\n", shrt, eager,
+		       stream, rndv, frag, nsizes);
 }
 
 static void sizes_test(void)
@@ -668,11 +674,12 @@ static void oneway_test(void)
 }
 
 /* A window of 32 KiB sends, then their receives: the first goes eagerly,
- * those behind it, while the receiver still holds its credits, by the
- * three-way protocol (pt2pt.sh counts both); every one arrives intact. */
+ * those right behind it by the three-way protocol where the receiver can
+ * read our memory (pt2pt.sh counts both; the credits of 2 ranks would take
+ * them all eagerly); every one arrives intact. */
 static void stream_test(void)
 {
-	enum { W = 16, N = 32768 };
+	enum { W = 8, N = 32768 };
 	unsigned char *b = malloc((size_t)W * N);
 	MPI_Request q[W];
 
