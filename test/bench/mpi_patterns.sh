@@ -47,7 +47,7 @@ one() {
 	' "$tmp/out" >>"$tmp/$p"
 }
 
-r=0
+r=0 runs=0 stolen=0 ticks=0
 while [ $r -lt "$rounds" ]; do
 	for p in ours $peers; do
 		for n in $coll_ranks; do
@@ -60,6 +60,7 @@ while [ $r -lt "$rounds" ]; do
 	r=$((r + 1))
 done
 [ -s "$tmp/ours" ] || { echo "# no run of ours succeeded"; exit 1; }
+echo "# the host took CPU time from this machine (steal) during $stolen of $runs runs ($ticks ticks of 1/$(getconf CLK_TCK) s)"
 
 # med PARTY NAME RANKS BYTES: the median over the rounds
 med() {

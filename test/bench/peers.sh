@@ -23,6 +23,15 @@ build_parties() {
 	fi
 }
 
+# steal: the CPU time the hypervisor took from this machine so far, in
+# ticks (/proc/stat; 0 where it is not kept). A run during which it grew
+# was slowed by the host, not by its MPI: the rings, which need both
+# processes running at once, ran 4 x slower in such runs.
+steal() {
+	awk '/^cpu / { v = $9 } END { print v + 0 }' /proc/stat 2>/dev/null ||
+		echo 0
+}
+
 # run_party PARTY RANKS OUT PROGRAM [ARGS...]: one run of PROGRAM on RANKS
 # ranks of this host under PARTY's launcher (ours, mpich or openmpi),
 # bounded by TIMEOUT seconds (default 900), its output in OUT; a failure
@@ -37,26 +46,33 @@ run_party() {
 	openmpi) set -- mpirun.openmpi --allow-run-as-root --oversubscribe -n "$n" "$@" ;;
 	esac
 	e=$(dirname "$o")/stderr
+	s0=$(steal)
 	timeout "${TIMEOUT:-900}" "$@" >"$o" 2>"$e" || {
 		echo "# $p on $n ranks: failed or over ${TIMEOUT:-900} s: $(tail -n 2 "$e" | tr '\n' ' ')"
 		rm -f "$o"
 		return 1
 	}
+	s1=$(steal)
+	runs=$((${runs:-0} + 1))
+	[ "$s1" -le "$s0" ] ||
+		stolen=$((${stolen:-0} + 1)) ticks=$((${ticks:-0} + s1 - s0))
 }
 
 # run_rounds DIR RANKS ARGS...: ROUNDS rounds (default 5), each running
 # every party (ours, then $peers) once in turn: DIR/PARTY on RANKS ranks
-# with ARGS, its output in DIR/PARTY.ROUND.
+# with ARGS, its output in DIR/PARTY.ROUND; then how many runs the host
+# slowed (steal).
 run_rounds() {
 	d=$1 n=$2
 	shift 2
-	r=0
+	r=0 runs=0 stolen=0 ticks=0
 	while [ $r -lt "${ROUNDS:-5}" ]; do
 		for p in ours $peers; do
 			run_party "$p" "$n" "$d/$p.$r" "$d/$p" "$@" || true
 		done
 		r=$((r + 1))
 	done
+	echo "# the host took CPU time from this machine (steal) during $stolen of $runs runs ($ticks ticks of 1/$(getconf CLK_TCK) s)"
 }
 
 # med_rounds DIR WHO SIZE COLUMN: the median over WHO's rounds (files
