@@ -48,9 +48,14 @@ static double latency(MPI_Win win, char *buf, long n, int put)
 	return (MPI_Wtime() - t0) * 1e6 / iters;
 }
 
-/* WINDOW operations of n bytes each to successive places, then a flush:
- * MB/s. */
-static double bandwidth(MPI_Win win, char *buf, long n, int put)
+/* What a window of bandwidth() does: puts, gets, or the floor, memcpy
+ * into the origin's own memory (no one-sided operation moves the bytes
+ * faster than a copy does). */
+enum op { PUT, GET, COPY };
+
+/* WINDOW operations of n bytes each to successive places (the same one
+ * above 64 KiB), then a flush: MB/s. COPY copies buf into dst instead. */
+static double bandwidth(MPI_Win win, char *buf, char *dst, long n, enum op op)
 {
 	int iters = iterations(n) / 10 + 2, warm = 2;
 	double t0 = 0;
@@ -61,33 +66,19 @@ static double bandwidth(MPI_Win win, char *buf, long n, int put)
 		for (int w = 0; w < WINDOW; w++) {
 			MPI_Aint disp = (MPI_Aint)(n <= 65536 ? w * n : 0);
 
-			if (put)
+			if (op == PUT)
 				MPI_Put(buf, (int)n, MPI_CHAR, 1, disp, (int)n,
 					MPI_CHAR, win);
-			else
+			else if (op == GET)
 				MPI_Get(buf, (int)n, MPI_CHAR, 1, disp, (int)n,
 					MPI_CHAR, win);
-		}
-		MPI_Win_flush(1, win);
-	}
-	return (double)n * WINDOW * iters / (MPI_Wtime() - t0) / 1e6;
-}
-
-/* The floor: WINDOW copies of n bytes to the places bandwidth() puts
- * them, by memcpy into dst, the origin's own memory: MB/s. */
-static double copy_floor(char *dst, const char *buf, long n)
-{
-	int iters = iterations(n) / 10 + 2, warm = 2;
-	double t0 = 0;
-
-	for (int i = 0; i < warm + iters; i++) {
-		if (i == warm)
-			t0 = MPI_Wtime();
-		for (int w = 0; w < WINDOW; w++) {
-			memcpy(dst + (n <= 65536 ? w * n : 0), buf, (size_t)n);
+			else
+				memcpy(dst + disp, buf, (size_t)n);
 			/* Each copy is made: none is a dead store. */
 			__asm__ volatile("" : : "r"(dst) : "memory");
 		}
+		if (op != COPY)
+			MPI_Win_flush(1, win);
 	}
 	return (double)n * WINDOW * iters / (MPI_Wtime() - t0) / 1e6;
 }
@@ -130,9 +121,9 @@ int main(int argc, char **argv)
 		for (long n = 1; n <= max; n *= 2) {
 			double pl = latency(win, buf, n, 1);
 			double gl = latency(win, buf, n, 0);
-			double pb = bandwidth(win, buf, n, 1);
-			double gb = bandwidth(win, buf, n, 0);
-			double cb = copy_floor(dst, buf, n);
+			double pb = bandwidth(win, buf, dst, n, PUT);
+			double gb = bandwidth(win, buf, dst, n, GET);
+			double cb = bandwidth(win, buf, dst, n, COPY);
 
 			printf("%ld %.3f %.3f %.1f %.1f %.1f\n", n, pl, gl, pb,
 			       gb, cb);
