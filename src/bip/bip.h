@@ -189,6 +189,12 @@ int bip_ilsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len,
 int bip_rsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len);
 int bip_irsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len,
 	       bip_req_t *req);
+/* bip_irsend whose data always travels in BIP's own packets (on one host
+ * the rings), never read by the receiver from our memory as
+ * BIP_SHM_PULL_MIN lets a ready-mode message be when others are in
+ * flight: for a receiver that measured both ways and chose this one. */
+int bip_irsend_packets(bip_ep_t *ep, int node, int tag, const void *buf,
+		       size_t len, bip_req_t *req);
 
 /* A long send not complete yet reads the rest of its data from copy, a
  * copy of its buffer (same bytes, same length): its caller may then reuse

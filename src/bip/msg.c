@@ -260,6 +260,15 @@ int bip_irsend(bip_ep_t *ep, int node, int tag, const void *buf, size_t len,
 			 &stepped);
 }
 
+int bip_irsend_packets(bip_ep_t *ep, int node, int tag, const void *buf,
+		       size_t len, bip_req_t *req)
+{
+	int stepped;
+
+	return post_long(ep, node, tag, buf, len,
+			 BIPFW_LONG_READY | BIPFW_LONG_PACKETS, req, &stepped);
+}
+
 int bip_rebase(bip_ep_t *ep, bip_req_t *req, const void *copy)
 {
 	int rc;

@@ -382,8 +382,11 @@ void bipfw_tx_kick(struct bipfw *fw, int peer, bool flush);
 /* Long send: returns the slot (>= 0) used as a request id. With
  * BIPFW_LONG_READY the data goes at once, without RTS/CTS, because the
  * caller knows the receive on tag is posted; the receiver's verdict (done,
- * truncated, or refused for want of a receive) completes it. */
+ * truncated, or refused for want of a receive) completes it. With
+ * BIPFW_LONG_PACKETS as well, the data goes in packets, never for the
+ * receiver to read (try_pull): it chose that way itself. */
 #define BIPFW_LONG_READY 0x1
+#define BIPFW_LONG_PACKETS 0x2
 int bipfw_post_long(struct bipfw *fw, int peer, uint32_t tag, const void *buf,
 		    size_t len, unsigned flags, uint32_t *gen_p);
 

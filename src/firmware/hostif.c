@@ -25,6 +25,7 @@ static int slot_alloc(struct bipfw *fw, int peer)
 	s->sent = 0;
 	s->direct = false;
 	s->pulled = false;
+	s->packets = false;
 	s->ready = false;
 	s->fin = false;
 	s->run = false;
@@ -122,6 +123,7 @@ int bipfw_post_long(struct bipfw *fw, int peer, uint32_t tag, const void *buf,
 	if (flags & BIPFW_LONG_READY) {
 		/* Ready mode: cleared to stream at once, on the tag given. */
 		s->ready = true;
+		s->packets = flags & BIPFW_LONG_PACKETS;
 		s->state = BIPFW_SEND_STREAM;
 		s->rtag = tag;
 		BIPFW_LIST_PUSH(&fw->peers[peer].stream, fw->slots, next, rc);

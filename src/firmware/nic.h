@@ -185,6 +185,7 @@ struct bipfw_send {
 			 * payload), or 0 */
 	bool direct;    /* long: data already written by DMA */
 	bool pulled;    /* ready: the receiver reads the data itself */
+	bool packets;   /* ready: never pulled (BIPFW_LONG_PACKETS) */
 	uint64_t src_addr; /* pulled: the address it was told (the payload
 			    * of the packet, kept for a resend) */
 	uint8_t *copy;  /* small: BIP_SMALL_MAX bytes owned by the slot */

@@ -14,7 +14,7 @@
 #define CARD_VERSION "bipnm5"
 #define ACK_FLAGS                                                              \
 	(MPIDI_BIP_ACK_LAST | MPIDI_BIP_ACK_READ | MPIDI_BIP_ACK_FAILED |      \
-	 MPIDI_BIP_ACK_WITHDRAWN)
+	 MPIDI_BIP_ACK_WITHDRAWN | MPIDI_BIP_ACK_CHOSEN)
 
 /* The fixed part of each type, by which its length is judged. */
 static const size_t fixed_len[MPIDI_BIP_CTL_NTYPES] = {
@@ -78,6 +78,9 @@ static int check_fields(const MPIDI_BIP_ctl_msg_t *m, size_t len,
 					(MPIDI_BIP_ACK_READ |
 					 MPIDI_BIP_ACK_FAILED)) ==
 					       MPIDI_BIP_ACK_FAILED ||
+				       ((m->ack.flags &
+					 MPIDI_BIP_ACK_CHOSEN) &&
+					(m->ack.flags & MPIDI_BIP_ACK_READ)) ||
 				       ((m->ack.flags &
 					 MPIDI_BIP_ACK_WITHDRAWN) &&
 					m->ack.flags != MPIDI_BIP_ACK_WITHDRAWN)

@@ -91,6 +91,10 @@ typedef struct {
 /* Alone: the answer to a WITHDRAW that found the announcement still
  * waiting for a receive: it is dropped, the send is cancelled. */
 #define MPIDI_BIP_ACK_WITHDRAWN 0x8
+/* The receiver could read these bytes but measured asking to be cheaper
+ * (bip_path.h): they go in BIP's packets, never for it to read after all
+ * (bip_irsend_packets). */
+#define MPIDI_BIP_ACK_CHOSEN 0x10
 
 /* PUSH: the receiver reads [0, offset) of the data itself while the
  * sender writes [offset, +len) at addr in the receiver's memory (two

@@ -106,6 +106,21 @@ cvars:
         while the sender writes the second into its buffer, two copies at
         once (not with more ranks on the host than cores). 0: never.
 
+    - name        : MPIR_CVAR_CH4_BIP_FETCH
+      category    : CH4_BIP
+      type        : enum
+      default     : auto
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : |-
+        How a receiver whose rank has a core of its own fetches a three-way
+        or rendezvous message it may read from its sender's memory (with
+        more ranks on the host than cores, and from its own rank, it reads).
+        auto - whichever of reading and asking measured cheaper lately
+        read - it reads the data, in one copy
+        ask  - it asks the sender for the data, through BIP's rings
+
     - name        : MPIR_CVAR_CH4_BIP_HOLD_US
       category    : CH4_BIP
       type        : int

@@ -34,7 +34,8 @@ static MPIDI_BIP_lrecv_t *lrecv_new(int node, int ack_type, uint64_t sreq,
 			.sreq = sreq,
 			.offset = offset,
 			.len = len,
-			.flags = flags,
+			/* Asking was chosen: the rings, not a read. */
+			.flags = flags | (t0 ? MPIDI_BIP_ACK_CHOSEN : 0),
 		},
 		.t0 = t0,
 		.complete = complete,
@@ -117,6 +118,7 @@ int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
 		.tag = (int)ack->bip_tag,
 		.src = (const char *)src + ack->offset,
 		.len = ack->len,
+		.packets = ack->flags & MPIDI_BIP_ACK_CHOSEN,
 		.complete = complete,
 		.arg = arg,
 	};
@@ -166,8 +168,9 @@ static int poll_lsends(int *progress)
 		int rc = 0, done = 0;
 
 		if (!ls->posted) {
-			rc = bip_irsend(g->ep, ls->node, ls->tag, ls->src,
-					ls->len, &ls->breq);
+			rc = (ls->packets ? bip_irsend_packets : bip_irsend)(
+				g->ep, ls->node, ls->tag, ls->src, ls->len,
+				&ls->breq);
 			if (rc == -BIP_EAGAIN) {
 				link = &ls->next;
 				continue;

@@ -69,6 +69,14 @@ static enum MPIDI_BIP_path trial_begin(MPIDI_BIP_path_class_t *c,
 	return other;
 }
 
+/* Whether a trial of the other way may begin: the way it interrupts has
+ * nothing in flight in the class, or the trial's time would be shared. */
+static bool trial_may_begin(const MPIDI_BIP_path_class_t *c,
+			    enum MPIDI_BIP_path best)
+{
+	return !c->busy[best].out;
+}
+
 enum MPIDI_BIP_path MPIDI_BIP_path_choose(MPIDI_BIP_paths_t *p, uint64_t len)
 {
 	MPIDI_BIP_path_class_t *c = &p->cls[class_of(len)];
@@ -80,32 +88,39 @@ enum MPIDI_BIP_path MPIDI_BIP_path_choose(MPIDI_BIP_paths_t *p, uint64_t len)
 		return MPIDI_BIP_PATH_READ;
 	best = send ? cheaper(read, send) : MPIDI_BIP_PATH_READ;
 	if (!send && !c->trying)
-		return trial_begin(c, best);
+		return trial_may_begin(c, best) ? trial_begin(c, best) : best;
 	/* A trial goes on until its way is the cheaper, stops getting
-	 * cheaper (MPIDI_BIP_path_sample), or has had its choices; one choice
-	 * at a time: in a stream of messages the next choice comes before
-	 * the last one's cost, and a trial of asking that runs on unheard
-	 * queues a dozen messages behind each other. */
+	 * cheaper (class_sample), or has had its choices. It takes every
+	 * choice until its first cost is in: in a stream the next choices
+	 * come before it, and the other way's would share its time (a trial
+	 * of 16 asks in windows of 64 reads of 64 KiB measured 500-600
+	 * ns/KiB, all asks 70-85: the peer's reads meanwhile held up its
+	 * side). A stream has then had its trial; messages alone go on one at
+	 * a time, each cost in before the next choice. */
 	if (c->trying) {
-		if (c->trying == best + 1 || c->tries >= MPIDI_BIP_PATH_TRIAL)
-			c->trying = 0;
-		else if (c->heard >= c->tries) {
+		enum MPIDI_BIP_path way = (enum MPIDI_BIP_path)(c->trying - 1);
+
+		if (c->trying != best + 1 &&
+		    (c->heard ? c->heard >= c->tries &&
+					c->tries < MPIDI_BIP_PATH_TRIAL
+			      : c->tries < MPIDI_BIP_PATH_STREAM)) {
 			c->tries++;
-			return (enum MPIDI_BIP_path)(c->trying - 1);
-		} else if (++c->since < MPIDI_BIP_PATH_EXPLORE)
-			return best;
-		else
-			c->trying = 0; /* its cost never came */
+			return way;
+		}
+		c->trying = 0;
 	}
-	if (++c->since < MAX(c->period, MPIDI_BIP_PATH_EXPLORE))
+	if (c->since < MAX(c->period, MPIDI_BIP_PATH_EXPLORE)) {
+		c->since++;
 		return best;
-	return trial_begin(c, best);
+	}
+	return trial_may_begin(c, best) ? trial_begin(c, best) : best;
 }
 
-void MPIDI_BIP_path_sample(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
-			   uint64_t len, uint64_t ns)
+/* A cost of way: ns nanoseconds for len bytes of stream messages (more
+ * than one: a stream), or of one. */
+static void class_sample(MPIDI_BIP_path_class_t *c, enum MPIDI_BIP_path way,
+			 uint64_t len, uint64_t ns, bool stream)
 {
-	MPIDI_BIP_path_class_t *c = &p->cls[class_of(len)];
 	uint64_t per_kib = len ? (ns << 10) / len : 0;
 	bool trial = c->trying == way + 1;
 	bool after_other = trial ? !c->heard : c->last != way + 1;
@@ -118,11 +133,11 @@ void MPIDI_BIP_path_sample(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
 	/* A way's cost is its cost in steady use: its first message after the
 	 * other way's finds the caches set up for the other (a read after
 	 * asks finds the sender's lines in its own cache) and is not kept,
-	 * unless the way has no cost yet. A trial's messages come one at a
-	 * time, between the other way's in a stream: only its first. */
+	 * unless the way has no cost yet or a stream shares that cost out:
+	 * of a trial, its first sample. */
 	c->last = (uint8_t)(way + 1);
 	c->heard += trial;
-	if (after_other && c->cost[way][0])
+	if (after_other && !stream && c->cost[way][0])
 		return;
 	c->cost[way][c->next[way]] = (uint32_t)per_kib;
 	c->next[way] = (uint8_t)((c->next[way] + 1) % MPIDI_BIP_PATH_SAMPLES);
@@ -133,6 +148,72 @@ void MPIDI_BIP_path_sample(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
 		c->first = (uint32_t)per_kib;
 	else if (per_kib * 10 > (uint64_t)c->first * 9)
 		c->trying = 0;
+}
+
+void MPIDI_BIP_path_sample(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
+			   uint64_t len, uint64_t ns)
+{
+	if (way == MPIDI_BIP_PATH_READ)
+		p->reading += ns;
+	class_sample(&p->cls[class_of(len)], way, len, ns, false);
+}
+
+void MPIDI_BIP_path_start(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
+			  uint64_t len, uint64_t now)
+{
+	MPIDI_BIP_path_busy_t *b = &p->cls[class_of(len)].busy[way];
+
+	if (!b->out++) {
+		b->t0 = now;
+		b->reading = p->reading;
+	}
+}
+
+void MPIDI_BIP_path_done(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
+			 uint64_t len, int ok, uint64_t now)
+{
+	MPIDI_BIP_path_class_t *c = &p->cls[class_of(len)];
+	MPIDI_BIP_path_busy_t *b = &c->busy[way];
+	uint64_t ns = now - b->t0, reading = p->reading - b->reading;
+
+	if (!b->out)
+		return;
+	b->out--;
+	if (ok) {
+		b->bytes += len;
+		b->came++;
+	}
+	if (b->out && b->came < MPIDI_BIP_PATH_STREAM)
+		return;
+	/* Reads done at their choice held up the asks meanwhile; a time
+	 * spent mostly reading is not asking's to judge by. */
+	if (way != MPIDI_BIP_PATH_SEND)
+		reading = 0;
+	if (b->bytes && 2 * reading < ns)
+		class_sample(c, way, b->bytes, ns - reading, b->came > 1);
+	/* What is still in flight starts the next sample. */
+	b->t0 = now;
+	b->reading = p->reading;
+	b->bytes = 0;
+	b->came = 0;
+}
+
+void MPIDI_BIP_path_invited(MPIDI_BIP_paths_t *p, uint64_t len)
+{
+	MPIDI_BIP_path_class_t *c = &p->cls[class_of(len)];
+	uint32_t read = median(c->cost[MPIDI_BIP_PATH_READ]);
+	uint32_t send = median(c->cost[MPIDI_BIP_PATH_SEND]);
+
+	if (read && send && !c->trying &&
+	    cheaper(read, send) == MPIDI_BIP_PATH_READ)
+		c->since = MAX(c->period, MPIDI_BIP_PATH_EXPLORE);
+}
+
+int MPIDI_BIP_path_asking(const MPIDI_BIP_paths_t *p, uint64_t len)
+{
+	const MPIDI_BIP_path_class_t *c = &p->cls[class_of(len)];
+
+	return c->trying == MPIDI_BIP_PATH_SEND + 1 && !c->heard;
 }
 
 uint32_t MPIDI_BIP_path_cost(const MPIDI_BIP_paths_t *p,

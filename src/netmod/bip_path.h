@@ -22,6 +22,22 @@
  * a dozen to get there). So the other way is tried in a trial of
  * consecutive choices, for as long as it keeps getting cheaper, and a
  * way's first message after the other's is not counted.
+ *
+ * A way that completes later (asking; a read shared with the sender) is
+ * measured as a throughput: the time its messages of a class were in
+ * flight over the bytes that came. A message alone costs its wait; in a
+ * stream each waits behind the others (1 MiB windows: 8000 ns/KiB from
+ * its choice against 110 for a read), but the stream's cost is its
+ * bytes' time. A read done at the choice costs its own time either way.
+ * On a quiet host with a core per rank the rings' two copies overlap, and
+ * streams of 64 KiB-1 MiB went 1.5 x faster asked than read; while the
+ * hypervisor takes a core from under one of the two, the rings stall and
+ * reading is 3-4 x faster. Both happen on the same machine within
+ * seconds, so the choice stays measured. So that each way's time is its
+ * own, a trial begins only once the other way has nothing in flight in
+ * that class, and takes every choice until its first cost is in; the
+ * time we spend reading meanwhile all the same (a read is done by us, at
+ * once, and holds up our side of the rings) is not asking's.
  */
 #ifndef BIP_PATH_H_INCLUDED
 #define BIP_PATH_H_INCLUDED
@@ -43,9 +59,26 @@ enum MPIDI_BIP_path {
 /* Choices between trials of the other way: from the first, doubled after
  * each trial that changed nothing, back to the first when one did. */
 #define MPIDI_BIP_PATH_EXPLORE 32
-#define MPIDI_BIP_PATH_EXPLORE_MAX 256
-/* The longest trial, in choices. */
+#define MPIDI_BIP_PATH_EXPLORE_MAX 1024
+/* The longest trial of messages alone, in choices. */
 #define MPIDI_BIP_PATH_TRIAL 16
+/* Messages that came before their throughput is a sample, though more are
+ * in flight: a stream that never pauses still gets measured. Arrivals
+ * come in bursts (a window of rendezvous messages asked fragment by
+ * fragment all end in its last round: 4 MiB ones, 16 of 64 in 12 ms, the
+ * next 16 in 60 us), so a sample waits for a pause, or for 4 x the asks
+ * BIP's long tags let be in flight (64 by default): a burst at its edge
+ * then errs by a quarter at most. Also the most choices a trial takes
+ * before its first cost is in. */
+#define MPIDI_BIP_PATH_STREAM 256
+
+/* The messages of a way and class in flight since t0, the bytes of those
+ * that came meanwhile, in came messages, and the time spent reading when
+ * it began (MPIDI_BIP_paths_t): its next sample. */
+typedef struct {
+	uint16_t out, came;
+	uint64_t t0, bytes, reading;
+} MPIDI_BIP_path_busy_t;
 
 typedef struct {
 	/* Nanoseconds per KiB of the last samples of each way, 0: none. */
@@ -55,24 +88,44 @@ typedef struct {
 	uint16_t period; /* choices between trials, 0: the first */
 	uint8_t next[MPIDI_BIP_NPATHS]; /* where the next sample goes */
 	uint8_t trying;  /* the way on trial + 1, 0: none */
-	uint8_t tries;   /* choices the trial made */
+	uint16_t tries;  /* choices the trial made */
 	uint8_t heard;   /* costs of them that came */
 	uint8_t best;    /* the cheaper way when the last trial began + 1 */
 	uint8_t last;    /* the way of the last sample + 1 */
+	MPIDI_BIP_path_busy_t busy[MPIDI_BIP_NPATHS];
 } MPIDI_BIP_path_class_t;
 
 typedef struct {
 	MPIDI_BIP_path_class_t cls[MPIDI_BIP_PATH_CLASSES];
+	uint64_t reading; /* nanoseconds of reads done at their choice */
 } MPIDI_BIP_paths_t;
 
 /* The way for a message of len bytes: a way never measured in its class
  * first (reading, then sending), then the cheaper, with trials of the
  * other (see MPIDI_BIP_PATH_EXPLORE). */
 enum MPIDI_BIP_path MPIDI_BIP_path_choose(MPIDI_BIP_paths_t *p, uint64_t len);
-/* A message of len bytes took ns nanoseconds by way, from the choice until
- * its last byte was here. */
+/* A message of len bytes took ns nanoseconds by way, done at its choice
+ * (a read alone). */
 void MPIDI_BIP_path_sample(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
 			   uint64_t len, uint64_t ns);
+/* A message of len bytes that completes later went by way at now (ns); it
+ * came (ok) or failed at now: the way's throughput is sampled when none
+ * of its class is in flight any more, or MPIDI_BIP_PATH_STREAM came. */
+void MPIDI_BIP_path_start(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
+			  uint64_t len, uint64_t now);
+void MPIDI_BIP_path_done(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
+			 uint64_t len, int ok, uint64_t now);
+/* A peer asked us for a message of len bytes that it could have read: if
+ * reading is our way in that class, a trial of asking begins at our next
+ * choice. Each side's asks wait on the other's progress, and a side that
+ * reads (at once, by itself) holds up the other's asks: one side's trial
+ * alone finds asking dearer than it is for both (64 KiB both ways: 9-10
+ * GB/s read, 20 asked, and trials alone kept reading). */
+void MPIDI_BIP_path_invited(MPIDI_BIP_paths_t *p, uint64_t len);
+/* Whether a trial of asking waits for its first cost in len's class:
+ * reads meanwhile are best done alone, without the sender's help, which
+ * would take the sender's time from the asks being measured. */
+int MPIDI_BIP_path_asking(const MPIDI_BIP_paths_t *p, uint64_t len);
 /* The cost the choice goes by (ns per KiB, the median of the samples
  * kept; 0: none yet), for tests and counters. */
 uint32_t MPIDI_BIP_path_cost(const MPIDI_BIP_paths_t *p,

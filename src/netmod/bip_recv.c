@@ -347,15 +347,25 @@ static int recv_nothing(MPIR_Request *rreq, int node, uint64_t sreq)
  * processes run at once, and crowded ranks seldom do (NAS patterns on 8
  * ranks on 2 cores: CG 1.4 x faster). Our own messages too: one process
  * would do both copies of the other way. Never where the kernel's copy is
- * slow (bip_copy.h: 4 x slower than the rings, which avoid it). Else by
- * measured cost (bip_path.h). */
+ * slow (bip_copy.h: 4 x slower than the rings, which avoid it). Else as
+ * MPIR_CVAR_CH4_BIP_FETCH says, by default by measured cost (bip_path.h). */
 static bool reads(int node, const void *dst, uint64_t addr, uint64_t len)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 
-	return g->crowded || node == MPIR_Process.rank ||
-	       (!bip_copy_slow((uintptr_t)dst, addr) &&
-		MPIDI_BIP_path_choose(&g->paths, len) == MPIDI_BIP_PATH_READ);
+	if (g->crowded || node == MPIR_Process.rank)
+		return true;
+	if (bip_copy_slow((uintptr_t)dst, addr))
+		return false;
+	switch (MPIR_CVAR_CH4_BIP_FETCH) {
+	case MPIR_CVAR_CH4_BIP_FETCH_read:
+		return true;
+	case MPIR_CVAR_CH4_BIP_FETCH_ask:
+		return false;
+	default:
+		return MPIDI_BIP_path_choose(&g->paths, len) ==
+		       MPIDI_BIP_PATH_READ;
+	}
 }
 
 /* What read_data did: the data is to be asked for, because the sender did
@@ -366,20 +376,27 @@ static bool reads(int node, const void *dst, uint64_t addr, uint64_t len)
  * done, recv_pushed). */
 enum fetch { FETCH_ASK, FETCH_ASK_CHOSEN, FETCH_READ, FETCH_SPLIT };
 
-/* When asking for the data was chosen (how), the time of the choice: the
- * whole message's cost from then is a sample for it (asked); 0: none. */
-static uint64_t ask_t0(enum fetch how)
+/* When asking for the len bytes was chosen (how), the time of the choice:
+ * the message is in flight for the chooser until asked; 0: not chosen. */
+static uint64_t ask_t0(enum fetch how, uint64_t len)
 {
-	return how == FETCH_ASK_CHOSEN ? MPIDI_BIP_now_ns() : 0;
+	uint64_t now;
+
+	if (how != FETCH_ASK_CHOSEN)
+		return 0;
+	now = MPIDI_BIP_now_ns();
+	MPIDI_BIP_path_start(&MPIDI_BIP_global.paths, MPIDI_BIP_PATH_SEND, len,
+			     now);
+	return now;
 }
 
-/* The last byte of a message we chose to ask for (lr->t0) is here. */
+/* The last byte of a message we chose to ask for (lr->t0) is here, or it
+ * failed (err). */
 static void asked(const MPIDI_BIP_lrecv_t *lr, uint64_t len, int err)
 {
-	if (lr->t0 && !err)
-		MPIDI_BIP_path_sample(&MPIDI_BIP_global.paths,
-				      MPIDI_BIP_PATH_SEND, len,
-				      MPIDI_BIP_now_ns() - lr->t0);
+	if (lr->t0)
+		MPIDI_BIP_path_done(&MPIDI_BIP_global.paths, MPIDI_BIP_PATH_SEND,
+				    len, !err, MPIDI_BIP_now_ns());
 }
 
 /* --- reading with the sender's help ---------------------------------------- */
@@ -393,20 +410,21 @@ static void asked(const MPIDI_BIP_lrecv_t *lr, uint64_t len, int err)
  * machine). A sender that is busy copying too gains nothing and makes
  * the receive wait for it: not with more ranks than cores (the sender may
  * not even run), nor while it has sends of ours to read (both directions
- * at once: 64 KiB bidirectional bandwidth halved). */
+ * at once: 64 KiB bidirectional bandwidth halved), nor while it sends
+ * what a trial asked for (bip_path.h: that trial's cost would be ours). */
 static bool splits(int node, uint64_t len)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 
 	return g->split_min && len >= g->split_min && !g->crowded &&
 	       node != MPIR_Process.rank && !g->peers[node].readable &&
+	       !MPIDI_BIP_path_asking(&g->paths, len) &&
 	       bip_rma_reach(g->ep, node) == 1;
 }
 
-/* The data is read, or the read failed (err): its cost is a sample for the
- * chooser, and one ACK tells the sender. */
+/* The data is read, or the read failed (err): one ACK tells the sender. */
 static int read_acked(int node, uint64_t sreq, uint64_t len, uint32_t flags,
-		      int err, uint64_t t0)
+		      int err)
 {
 	MPIDI_BIP_ctl_ack_t ack = {
 		.h.type = MPIDI_BIP_CTL_ACK,
@@ -416,10 +434,6 @@ static int read_acked(int node, uint64_t sreq, uint64_t len, uint32_t flags,
 			 (err ? MPIDI_BIP_ACK_FAILED : 0),
 	};
 
-	if (!err)
-		MPIDI_BIP_path_sample(&MPIDI_BIP_global.paths,
-				      MPIDI_BIP_PATH_READ, len,
-				      MPIDI_BIP_now_ns() - t0);
 	return MPIDI_BIP_ctl_send(node, &ack, sizeof(ack));
 }
 
@@ -454,8 +468,7 @@ static int split_start(int node, uint64_t sreq, uint64_t addr, char *dst,
 		/* Halves on a cache line's boundary: no line is written by
 		 * both copies. */
 		.at = (len / 2) & ~(uint64_t)63, .len = len,
-		.ack_flags = flags, .t0 = MPIDI_BIP_now_ns(),
-		.complete = landed, .arg = arg,
+		.ack_flags = flags, .complete = landed, .arg = arg,
 	};
 	sp->handle = MPIDI_BIP_handle_new(&g->splits, sp);
 	if (!sp->handle) {
@@ -474,6 +487,8 @@ static int split_start(int node, uint64_t sreq, uint64_t addr, char *dst,
 		return mpi_errno;
 	}
 	*how = FETCH_SPLIT;
+	MPIDI_BIP_path_start(&g->paths, MPIDI_BIP_PATH_READ, len,
+			     MPIDI_BIP_now_ns());
 	split_read(sp, 0, sp->at);
 	g->cnt.read++;
 	g->cnt.split++;
@@ -487,8 +502,10 @@ static int split_end(MPIDI_BIP_split_t *sp)
 	int mpi_errno, rc;
 
 	MPIDI_BIP_handle_free(&MPIDI_BIP_global.splits, sp->handle);
+	MPIDI_BIP_path_done(&MPIDI_BIP_global.paths, MPIDI_BIP_PATH_READ,
+			    sp->len, !sp->err, MPIDI_BIP_now_ns());
 	mpi_errno = read_acked(sp->node, sp->sreq, sp->len, sp->ack_flags,
-			       sp->err, sp->t0);
+			       sp->err);
 	rc = sp->complete(sp->arg, sp->err);
 	MPL_free(sp);
 	return mpi_errno ? mpi_errno : rc;
@@ -517,6 +534,9 @@ static void splits_fail(int node, int err)
 		if (!sp || sp->node != node)
 			continue;
 		MPIDI_BIP_handle_free(t, sp->handle);
+		MPIDI_BIP_path_done(&MPIDI_BIP_global.paths,
+				    MPIDI_BIP_PATH_READ, sp->len, 0,
+				    MPIDI_BIP_now_ns());
 		(void)sp->complete(sp->arg, err);
 		MPL_free(sp);
 	}
@@ -552,11 +572,14 @@ static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
 	if (rc == -BIP_EAGAIN)
 		return MPI_SUCCESS;
 	*how = FETCH_READ;
-	if (rc)
+	if (rc) {
 		err = MPIDI_BIP_error(rc, "reading the sender's data");
-	else
+	} else {
 		g->cnt.read++;
-	rc = read_acked(node, sreq, len, flags, err, t0);
+		MPIDI_BIP_path_sample(&g->paths, MPIDI_BIP_PATH_READ, len,
+				      MPIDI_BIP_now_ns() - t0);
+	}
+	rc = read_acked(node, sreq, len, flags, err);
 	return rc ? rc : landed(arg, err);
 }
 
@@ -724,8 +747,10 @@ static int rndv_fragment_done(MPIDI_BIP_lrecv_t *lr, int err)
 	MPIR_Request *rreq = lr->arg;
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
 
-	if (err)
+	if (err) {
+		asked(lr, r->cap, err);
 		return recv_fail(rreq, r->rank, r->tag, err);
+	}
 	r->offset += lr->ack.len;
 	MPIDI_BIP_global.cnt.fragments++;
 	if (r->offset < r->cap)
@@ -773,7 +798,7 @@ static int rndv_start(MPIR_Request *rreq, int node, uint64_t sreq,
 			      ack_flags(r, r->cap), &how, rreq_read_done, rreq);
 	if (mpi_errno || !to_ask(how))
 		return mpi_errno;
-	return rndv_fragment(rreq, ask_t0(how));
+	return rndv_fragment(rreq, ask_t0(how, r->cap));
 }
 
 /* A three-way message meets its receive: straight into the user buffer,
@@ -801,7 +826,7 @@ static int rts3_matched(MPIR_Request *rreq, int node, uint64_t sreq,
 	if (mpi_errno || !to_ask(how))
 		return mpi_errno;
 	return MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, sreq, 0, r->cap, flags,
-			       ask_t0(how), dst, rreq_3way_done, rreq);
+			       ask_t0(how, r->cap), dst, rreq_3way_done, rreq);
 }
 
 /* --- a matched receive meets its message ---------------------------------- */
@@ -894,7 +919,7 @@ static int rts3_fetch(MPIDI_BIP_unexp_t *u)
 	if (mpi_errno || !to_ask(how))
 		return mpi_errno;
 	return MPIDI_BIP_lrecv(u->node, MPIDI_BIP_CTL_ACK, u->sreq, 0,
-			       u->data_sz, 0, ask_t0(how), u->data,
+			       u->data_sz, 0, ask_t0(how, u->data_sz), u->data,
 			       unexp_3way_done, u);
 }
 

@@ -402,6 +402,10 @@ int MPIDI_BIP_send_ack(int node, MPIR_Request *sreq,
 	if (!ack->len) /* an empty message, or nothing of it is wanted */
 		return r->offset >= r->cap ? send_complete(sreq)
 					   : MPI_SUCCESS;
+	/* The receiver chose asking: our reads from it would hold up what it
+	 * asked for, so we try asking too (bip_path.h). */
+	if ((ack->flags & MPIDI_BIP_ACK_CHOSEN) && !ack->offset)
+		MPIDI_BIP_path_invited(&MPIDI_BIP_global.paths, r->data_sz);
 	return MPIDI_BIP_lsend(ack, node, r->data, send_fragment_done,
 				     sreq);
 }

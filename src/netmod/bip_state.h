@@ -82,6 +82,7 @@ typedef struct MPIDI_BIP_lsend {
 	int node, tag;
 	const void *src;
 	uint64_t len;
+	bool packets; /* the receiver chose them (MPIDI_BIP_ACK_CHOSEN) */
 	bool posted;
 	bip_req_t breq;
 	int (*complete)(struct MPIDI_BIP_lsend *ls, int err);
@@ -100,7 +101,6 @@ typedef struct MPIDI_BIP_split {
 	char *dst;
 	uint32_t ack_flags;           /* LAST for a truncating receive */
 	int err;                      /* how our read failed, if it did */
-	uint64_t t0;                  /* the start: its cost is a sample */
 	int (*complete)(void *arg, int err);
 	void *arg;
 } MPIDI_BIP_split_t;
@@ -328,8 +328,8 @@ void MPIDI_BIP_credits_agree(int node, int peer_accepts);
 /* Receive len bytes into dst from node on a free tag (or once one frees);
  * the answer ack_type (ACK or AM_CTS) names the tag, sreq, offset and
  * flags (MPIDI_BIP_ACK_*). t0 (0: none): when we chose to ask for data we
- * could have read; the whole message's cost, once its last byte is here,
- * is a sample for that choice (bip_recv.c). */
+ * could have read; the chooser counts it in flight until its last byte is
+ * here (bip_path.h), and BIP sends it in packets (MPIDI_BIP_ACK_CHOSEN). */
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
 		    uint64_t len, uint32_t flags, uint64_t t0, void *dst,
 		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg);

@@ -367,6 +367,9 @@ int main(int argc, char **argv)
 	EXPECT(bip_ilsend(ep, peer, 0, buf, 1, NULL), -BIP_EINVAL);
 	EXPECT(bip_irsend(ep, peer, -1, buf, 1, &req), -BIP_ETAG);
 	EXPECT(bip_irsend(ep, peer, 0, NULL, 1, &req), -BIP_EINVAL);
+	EXPECT(bip_irsend_packets(ep, peer, -1, buf, 1, &req), -BIP_ETAG);
+	EXPECT(bip_irsend_packets(ep, peer, 0, NULL, 1, &req), -BIP_EINVAL);
+	EXPECT(bip_irsend_packets(ep, 99, 0, buf, 1, &req), -BIP_ENODE);
 	EXPECT(bip_ilrecv(ep, 99999, buf, 1, &req), -BIP_ETAG);
 	EXPECT(bip_ilrecv(ep, 0, NULL, 1, &req), -BIP_EINVAL);
 	req = (bip_req_t){ 3, 77 };

@@ -156,6 +156,8 @@ int main(int argc, char **argv)
 	rts.data_sz = 1ull << 40;
 	save(argv[1], "rndv", peer, 5, &rts, sizeof(rts));
 	save(argv[1], "ack", peer, 5, &ack, sizeof(ack));
+	ack.flags = MPIDI_BIP_ACK_CHOSEN;
+	save(argv[1], "ack-chosen", peer, 5, &ack, sizeof(ack));
 	ack.h.type = MPIDI_BIP_CTL_AM_CTS;
 	ack.flags = 0;
 	save(argv[1], "am-cts", peer, 5, &ack, sizeof(ack));

@@ -31,6 +31,8 @@ must_fail "every node must use the same" -n 1 "$W/cpi" : \
 must_fail "MPIR_CVAR_CH4_BIP_CREDITS=1 is out of range" -n 2 \
 	-env MPIR_CVAR_CH4_BIP_CREDITS 1 "$W/cpi"
 must_fail "BIP_IDLE=nap" -n 2 -env BIP_IDLE nap "$W/cpi"
+must_fail "Invalid MPIR_CVAR_CH4_BIP_FETCH value (sometimes)" -n 2 \
+	-env MPIR_CVAR_CH4_BIP_FETCH sometimes "$W/cpi"
 must_fail "INIT_BARRIER=[a-z]*, this rank [a-z]*: it must be the same" -n 1 \
 	"$W/cpi" : -n 1 -env MPIR_CVAR_CH4_BIP_INIT_BARRIER false "$W/cpi"
 echo "every failed MPI_Init said why and left nothing behind"

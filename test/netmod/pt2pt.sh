@@ -128,6 +128,29 @@ if [ "$(nproc)" -ge 2 ]; then
 		[ "$1" = 8 ] && [ "$2" = 0 ] ||
 			{ echo "FAILED: a stream without cross-memory attach does not go eagerly"; exit 1; }
 	fi
+	# Data the receiver could read but asks for (MPIR_CVAR_CH4_BIP_FETCH:
+	# by measured cost, here forced) travels in BIP's packets, never read
+	# by the receiver after all (bip_irsend_packets), though several are
+	# in flight: no single copy at all. Reading them: one each.
+	if "$top_builddir/bip_info" | grep -q "cross-memory attach available"
+	then
+		for f in ask read; do
+			MPIR_CVAR_CH4_BIP_FETCH=$f \
+				MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+				mpirun 2 "$W/test_pt2pt" stream
+			expect "stream: ok" "a stream of 32 KiB messages ($f)"
+			n=$(counter "single copies" |
+				awk '{ n += $1 } END { print n + 0 }')
+			echo "2 ranks, a stream of 8 x 32 KiB, FETCH=$f: $n single copies"
+			if [ $f = ask ]; then
+				[ "$n" = 0 ] || { echo "FAILED: data asked for was read"; exit 1; }
+			else
+				[ "$n" -ge 6 ] || { echo "FAILED: data not read"; exit 1; }
+			fi
+		done
+		MPIR_CVAR_CH4_BIP_FETCH=ask mpirun 2 "$W/test_pt2pt"
+		passed 2 "every message asked for"
+	fi
 else
 	echo "SKIP: lone messages and streams: one core, so ranks share it and streams go eagerly"
 fi

@@ -111,7 +111,14 @@ static void test_decode(void)
 	memcpy(buf, &ack, sizeof(ack));
 	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE,
 	       "dropped and read at once");
-	ack.flags = 16;
+	ack.flags = MPIDI_BIP_ACK_CHOSEN | MPIDI_BIP_ACK_LAST;
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), 0, "bytes the receiver chose to be sent");
+	ack.flags = MPIDI_BIP_ACK_CHOSEN | MPIDI_BIP_ACK_READ;
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE,
+	       "chosen to be sent and read at once");
+	ack.flags = 32;
 	memcpy(buf, &ack, sizeof(ack));
 	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE, "unknown ack flag");
 	ack.h.type = MPIDI_BIP_CTL_WITHDRAW;

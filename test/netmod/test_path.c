@@ -3,7 +3,8 @@
  * asking for it (bip_path.c): each way tried first, the cheaper taken,
  * trials of the other ever rarer while they change nothing, a way that
  * gets cheaper with use found, a change of costs followed, one outlier
- * ignored, size classes kept apart.
+ * ignored, size classes kept apart; asking measured as a throughput in
+ * streams.
  */
 #include <string.h>
 
@@ -46,15 +47,17 @@ static void test_first_and_best(void)
 	      "cost %u ns/KiB", MPIDI_BIP_path_cost(&p, READ, 65536));
 	/* Reading cheaper at constant costs: a trial asks three times (the
 	 * first cost after a change of way is not kept, the third is no
-	 * cheaper than the second), after 32, 64, 128, then every 256
-	 * choices. */
+	 * cheaper than the second), after 32, 64, 128, ..., then every
+	 * MPIDI_BIP_PATH_EXPLORE_MAX choices. */
 	asks = 320 - reads_of(&p, 320, 65536, 4000, 7600);
 	CHECK(asks >= 3 * 3 && asks <= 3 * 4, "asked %d of the first 320",
 	      asks);
-	reads_of(&p, 2000, 65536, 4000, 7600);
-	asks = 1024 - reads_of(&p, 1024, 65536, 4000, 7600);
+	reads_of(&p, 4000, 65536, 4000, 7600);
+	asks = 4 * MPIDI_BIP_PATH_EXPLORE_MAX -
+	       reads_of(&p, 4 * MPIDI_BIP_PATH_EXPLORE_MAX, 65536, 4000, 7600);
 	CHECK(asks >= 3 * 3 && asks <= 3 * 5,
-	      "asked %d of 1024 in the steady state", asks);
+	      "asked %d of %d in the steady state", asks,
+	      4 * MPIDI_BIP_PATH_EXPLORE_MAX);
 
 	/* The data changes: reading now costs more; the next trial finds
 	 * asking cheaper, and from then on the trials read. */
@@ -132,31 +135,238 @@ static void test_margin(void)
 	      reads);
 }
 
-/* A stream: windows of choices made before any of their costs come. A
- * trial takes one choice at a time, so a window holds at most one. */
+/* At most how many trials begin in n choices: the first, then one after
+ * each period, doubled from MPIDI_BIP_PATH_EXPLORE. */
+static int trials_in(int n)
+{
+	int t = 1, period = MPIDI_BIP_PATH_EXPLORE;
+
+	for (int at = period; at < n; at += period) {
+		t++;
+		if (period < MPIDI_BIP_PATH_EXPLORE_MAX)
+			period *= 2;
+	}
+	return t + 1;
+}
+
+/* A stream on a simulated clock: windows of n choices made before any of
+ * their costs come. A read is done at its choice (read ns); the asks then
+ * come one after the other, each ask ns after the last (a throughput:
+ * each waits far longer than that from its choice). Returns how many of
+ * the windows' choices asked. */
+static int stream(MPIDI_BIP_paths_t *p, uint64_t *now, int windows, int n,
+		  uint64_t len, uint64_t read, uint64_t ask)
+{
+	int asks = 0;
+
+	for (int w = 0; w < windows; w++) {
+		int k = 0;
+
+		for (int i = 0; i < n; i++) {
+			if (MPIDI_BIP_path_choose(p, len) == READ) {
+				*now += read;
+				MPIDI_BIP_path_sample(p, READ, len, read);
+				continue;
+			}
+			MPIDI_BIP_path_start(p, SEND, len, *now);
+			k++;
+		}
+		for (int i = 0; i < k; i++) {
+			*now += ask;
+			MPIDI_BIP_path_done(p, SEND, len, 1, *now);
+		}
+		asks += k;
+	}
+	return asks;
+}
+
+/* Asking's throughput is what counts in a stream, not each message's wait
+ * behind the others. */
 static void test_stream(void)
 {
 	MPIDI_BIP_paths_t p;
-	int worst = 0, asks = 0;
+	uint64_t now = 1;
+	int asks, windows = 0;
+
+	/* The rings' throughput 1.5 x a read's (1 MiB windows, quiet host):
+	 * once tried, asking is taken though each ask waits up to 64 x. */
+	memset(&p, 0, sizeof(p));
+	stream(&p, &now, 20, 64, 1 << 20, 60000, 40000);
+	asks = stream(&p, &now, 50, 64, 1 << 20, 60000, 40000);
+	CHECK(asks >= 3200 - 64 * trials_in(3200), "asked %d of 3200 at 1.5 x",
+	      asks);
+	CHECK(MPIDI_BIP_path_cost(&p, SEND, 1 << 20) == 40000 * 1024 >> 20,
+	      "asking costs %u ns/KiB, want the throughput's %u",
+	      MPIDI_BIP_path_cost(&p, SEND, 1 << 20), 40000 * 1024 >> 20);
+
+	/* The host now stalls the rings (4 x slower than a read): reading
+	 * is taken once two windows' costs moved asking's median, not after
+	 * the period between trials (MPIDI_BIP_PATH_EXPLORE_MAX choices by
+	 * now), and asks become rare trials, each a window's rest at most. */
+	for (asks = 64; asks > 8 && windows < 16; windows++)
+		asks = stream(&p, &now, 1, 64, 1 << 20, 60000, 240000);
+	CHECK(windows <= 5, "%d windows of 64 before reading", windows);
+	stream(&p, &now, 20, 64, 1 << 20, 60000, 240000);
+	asks = stream(&p, &now, 50, 64, 1 << 20, 60000, 240000);
+	CHECK(asks <= 64 * trials_in(3200), "asked %d of 3200 at 0.25 x",
+	      asks);
+	CHECK(MPIDI_BIP_path_cost(&p, READ, 1 << 20) == 60000 * 1024 >> 20,
+	      "reading costs %u ns/KiB", MPIDI_BIP_path_cost(&p, READ, 1 << 20));
+
+	/* Reading cheaper from the start: the reads go on, with a trial of
+	 * asking now and then. */
+	memset(&p, 0, sizeof(p));
+	asks = stream(&p, &now, 200, 16, 131072, 5000, 9000);
+	CHECK(asks >= 3 && asks <= 16 * trials_in(3200), "asked %d of 3200",
+	      asks);
+}
+
+/* Of choices for len made while none of their costs comes, how many read
+ * before the first ask. */
+static int reads_unheard(MPIDI_BIP_paths_t *p, uint64_t len, uint64_t now)
+{
+	int n = 0;
+
+	while (n < 2 * MPIDI_BIP_PATH_STREAM &&
+	       MPIDI_BIP_path_choose(p, len) == READ) {
+		MPIDI_BIP_path_start(p, READ, len, now);
+		n++;
+	}
+	return n;
+}
+
+/* Asking measured cheaper than reading for len, and a trial of reading
+ * due. */
+static void trial_due(MPIDI_BIP_paths_t *p, uint64_t len)
+{
+	memset(p, 0, sizeof(*p));
+	MPIDI_BIP_path_sample(p, READ, len, 2 * len / 8);
+	MPIDI_BIP_path_sample(p, SEND, len, len / 8);
+	for (int i = 0; i < MPIDI_BIP_PATH_EXPLORE; i++)
+		(void)MPIDI_BIP_path_choose(p, len);
+}
+
+/* A trial waits until the way it interrupts has nothing in flight, then
+ * takes every choice until its first cost is in (MPIDI_BIP_PATH_STREAM at
+ * most), and no more once a stream's cost came; a peer that asks for our
+ * data has us try asking at once. */
+static void test_trial_alone(void)
+{
+	MPIDI_BIP_paths_t p;
+	uint64_t now = 1000;
+	int i, n;
+
+	/* Asking measured cheaper, and asks in flight. */
+	memset(&p, 0, sizeof(p));
+	MPIDI_BIP_path_sample(&p, READ, 65536, 8000);
+	MPIDI_BIP_path_sample(&p, SEND, 65536, 4000);
+	for (i = 0; i < 2 * MPIDI_BIP_PATH_EXPLORE_MAX; i++) {
+		CHECK(MPIDI_BIP_path_choose(&p, 65536) == SEND,
+		      "choice %d with asks in flight read", i);
+		MPIDI_BIP_path_start(&p, SEND, 65536, now);
+	}
+	for (i = 0; i < 2 * MPIDI_BIP_PATH_EXPLORE_MAX; i++)
+		MPIDI_BIP_path_done(&p, SEND, 65536, 1,
+				    now += 4000 * (i % 16 == 15 ? 16 : 0));
+	/* Nothing in flight: the trial of reading comes, and takes every
+	 * choice while its cost is not in (reads split with the sender
+	 * complete later too). */
+	n = reads_unheard(&p, 65536, now);
+	CHECK(n == MPIDI_BIP_PATH_STREAM, "a trial of %d reads unheard", n);
+	for (i = 0; i < n; i++)
+		MPIDI_BIP_path_done(&p, READ, 65536, 1, now += 12000);
+	CHECK(MPIDI_BIP_path_cost(&p, READ, 65536) != 8000 * 1024 / 65536,
+	      "a stream's trial not counted");
+	CHECK(MPIDI_BIP_path_choose(&p, 65536) == SEND,
+	      "the trial went on after a stream's dearer cost");
+
+	trial_due(&p, 1 << 20);
+	n = reads_unheard(&p, 1 << 20, now);
+	CHECK(n == MPIDI_BIP_PATH_STREAM, "a trial of %d reads unheard", n);
+
+	/* Reading cheaper; a peer asks us: our trial of asking comes next. */
+	memset(&p, 0, sizeof(p));
+	MPIDI_BIP_path_sample(&p, READ, 65536, 4000);
+	MPIDI_BIP_path_sample(&p, SEND, 65536, 8000);
+	CHECK(MPIDI_BIP_path_choose(&p, 65536) == READ, "read");
+	MPIDI_BIP_path_invited(&p, 65536);
+	CHECK(MPIDI_BIP_path_choose(&p, 65536) == SEND, "invited, no trial");
+	CHECK(MPIDI_BIP_path_asking(&p, 65536), "the trial not known");
+	MPIDI_BIP_path_sample(&p, SEND, 65536, 8000);
+	CHECK(!MPIDI_BIP_path_asking(&p, 65536), "the trial's cost not known");
+}
+
+/* Reads done at their choice while asks are in flight held the asks up:
+ * their time is not asking's, and a time spent mostly reading is no
+ * sample. */
+static void test_reading_meanwhile(void)
+{
+	MPIDI_BIP_paths_t p;
+	uint64_t now = 1000;
 
 	memset(&p, 0, sizeof(p));
-	for (int w = 0; w < 200; w++) {
-		enum MPIDI_BIP_path way[16];
-		int n = 0;
+	MPIDI_BIP_path_start(&p, SEND, 65536, now);
+	MPIDI_BIP_path_start(&p, SEND, 65536, now);
+	MPIDI_BIP_path_sample(&p, READ, 65536, 3000);
+	now += 3000 + 2 * 4000;
+	MPIDI_BIP_path_done(&p, SEND, 65536, 1, now);
+	MPIDI_BIP_path_done(&p, SEND, 65536, 1, now);
+	CHECK(MPIDI_BIP_path_cost(&p, SEND, 65536) == 4000 * 1024 / 65536,
+	      "asking costs %u ns/KiB with a read among, want %u",
+	      MPIDI_BIP_path_cost(&p, SEND, 65536), 4000 * 1024 / 65536);
+	memset(&p, 0, sizeof(p));
+	MPIDI_BIP_path_start(&p, SEND, 65536, now);
+	MPIDI_BIP_path_sample(&p, READ, 65536, 9000);
+	now += 10000;
+	MPIDI_BIP_path_done(&p, SEND, 65536, 1, now);
+	CHECK(MPIDI_BIP_path_cost(&p, SEND, 65536) == 0,
+	      "sampled a time mostly spent reading");
+}
 
-		for (int i = 0; i < 16; i++) {
-			way[i] = MPIDI_BIP_path_choose(&p, 131072);
-			n += way[i] == SEND;
-		}
-		for (int i = 0; i < 16; i++)
-			MPIDI_BIP_path_sample(&p, way[i], 131072,
-					      way[i] == READ ? 5000 : 90000);
-		worst = n > worst ? n : worst;
-		asks += n;
+/* A failed message is no longer in flight; a stream that never pauses is
+ * sampled all the same. */
+static void test_in_flight(void)
+{
+	MPIDI_BIP_paths_t p;
+	uint64_t now = 1000;
+
+	memset(&p, 0, sizeof(p));
+	MPIDI_BIP_path_start(&p, SEND, 65536, now);
+	MPIDI_BIP_path_start(&p, SEND, 65536, now);
+	now += 2 * 4000;
+	MPIDI_BIP_path_done(&p, SEND, 65536, 1, now);
+	CHECK(MPIDI_BIP_path_cost(&p, SEND, 65536) == 0,
+	      "a sample with an ask in flight");
+	MPIDI_BIP_path_done(&p, SEND, 65536, 1, now);
+	CHECK(MPIDI_BIP_path_cost(&p, SEND, 65536) == 4000 * 1024 / 65536,
+	      "asking costs %u ns/KiB, want %u",
+	      MPIDI_BIP_path_cost(&p, SEND, 65536), 4000 * 1024 / 65536);
+
+	MPIDI_BIP_path_start(&p, SEND, 262144, now);
+	MPIDI_BIP_path_done(&p, SEND, 262144, 0, now + 1000000);
+	CHECK(MPIDI_BIP_path_cost(&p, SEND, 262144) == 0,
+	      "a failed ask sampled");
+	now += 2000000;
+	MPIDI_BIP_path_start(&p, SEND, 262144, now);
+	MPIDI_BIP_path_done(&p, SEND, 262144, 1, now + 16000);
+	CHECK(MPIDI_BIP_path_cost(&p, SEND, 262144) == 16000 * 1024 / 262144,
+	      "after a failed ask: %u ns/KiB",
+	      MPIDI_BIP_path_cost(&p, SEND, 262144));
+	MPIDI_BIP_path_done(&p, SEND, 262144, 1, now + 20000);
+	CHECK(MPIDI_BIP_path_cost(&p, SEND, 262144) == 16000 * 1024 / 262144,
+	      "an arrival with none in flight counted");
+
+	/* Never a pause: a sample each MPIDI_BIP_PATH_STREAM that came. */
+	memset(&p, 0, sizeof(p));
+	MPIDI_BIP_path_start(&p, READ, 32768, now);
+	for (int i = 0; i < MPIDI_BIP_PATH_STREAM; i++) {
+		MPIDI_BIP_path_start(&p, READ, 32768, now);
+		now += 2000;
+		MPIDI_BIP_path_done(&p, READ, 32768, 1, now);
 	}
-	CHECK(worst <= 1, "a window of 16 asked %d times", worst);
-	CHECK(asks >= 3 && asks <= 3 * (4 + 3200 / MPIDI_BIP_PATH_EXPLORE_MAX),
-	      "asked %d of 3200", asks);
+	CHECK(MPIDI_BIP_path_cost(&p, READ, 32768) == 2000 * 1024 / 32768,
+	      "a stream without pause: %u ns/KiB",
+	      MPIDI_BIP_path_cost(&p, READ, 32768));
 }
 
 static void test_outlier(void)
@@ -210,6 +420,9 @@ int main(void)
 	test_warming();
 	test_margin();
 	test_stream();
+	test_trial_alone();
+	test_reading_meanwhile();
+	test_in_flight();
 	test_outlier();
 	test_classes();
 	return unit_result("test_path");
