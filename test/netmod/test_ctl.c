@@ -36,6 +36,30 @@ static void expect(const void *msg, size_t len, int want, const char *what)
 		      fixed, len);
 }
 
+/* An ACK's flags: the combinations a receiver sends, and what it never
+ * does. */
+static const struct {
+	uint32_t flags;
+	int want;
+	const char *what;
+} acks[] = {
+	{ 0, 0, "ack" },
+	{ MPIDI_BIP_ACK_LAST, 0, "last ack of a truncated message" },
+	{ MPIDI_BIP_ACK_READ | MPIDI_BIP_ACK_LAST, 0,
+	  "bytes the receiver read itself" },
+	{ MPIDI_BIP_ACK_READ | MPIDI_BIP_ACK_FAILED, 0, "a read that failed" },
+	{ MPIDI_BIP_ACK_FAILED, MPIDI_BIP_CTL_DROP_SIZE,
+	  "a failure without a read" },
+	{ MPIDI_BIP_ACK_WITHDRAWN, 0, "a withdrawn announcement dropped" },
+	{ MPIDI_BIP_ACK_WITHDRAWN | MPIDI_BIP_ACK_READ, MPIDI_BIP_CTL_DROP_SIZE,
+	  "dropped and read at once" },
+	{ MPIDI_BIP_ACK_CHOSEN | MPIDI_BIP_ACK_LAST, 0,
+	  "bytes the receiver chose to be sent" },
+	{ MPIDI_BIP_ACK_CHOSEN | MPIDI_BIP_ACK_READ, MPIDI_BIP_CTL_DROP_SIZE,
+	  "chosen to be sent and read at once" },
+	{ 32, MPIDI_BIP_CTL_DROP_SIZE, "unknown ack flag" },
+};
+
 static void test_decode(void)
 {
 	unsigned char buf[256] = { 0 };
@@ -89,38 +113,11 @@ static void test_decode(void)
 	expect(buf, sizeof(rts), MPIDI_BIP_CTL_DROP_SIZE,
 	       "rendezvous beyond an MPI_Aint");
 
-	memcpy(buf, &ack, sizeof(ack));
-	expect(buf, sizeof(ack), 0, "ack");
-	ack.flags = MPIDI_BIP_ACK_LAST;
-	memcpy(buf, &ack, sizeof(ack));
-	expect(buf, sizeof(ack), 0, "last ack of a truncated message");
-	ack.flags = MPIDI_BIP_ACK_READ | MPIDI_BIP_ACK_LAST;
-	memcpy(buf, &ack, sizeof(ack));
-	expect(buf, sizeof(ack), 0, "bytes the receiver read itself");
-	ack.flags = MPIDI_BIP_ACK_READ | MPIDI_BIP_ACK_FAILED;
-	memcpy(buf, &ack, sizeof(ack));
-	expect(buf, sizeof(ack), 0, "a read that failed");
-	ack.flags = MPIDI_BIP_ACK_FAILED;
-	memcpy(buf, &ack, sizeof(ack));
-	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE,
-	       "a failure without a read");
-	ack.flags = MPIDI_BIP_ACK_WITHDRAWN;
-	memcpy(buf, &ack, sizeof(ack));
-	expect(buf, sizeof(ack), 0, "a withdrawn announcement dropped");
-	ack.flags = MPIDI_BIP_ACK_WITHDRAWN | MPIDI_BIP_ACK_READ;
-	memcpy(buf, &ack, sizeof(ack));
-	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE,
-	       "dropped and read at once");
-	ack.flags = MPIDI_BIP_ACK_CHOSEN | MPIDI_BIP_ACK_LAST;
-	memcpy(buf, &ack, sizeof(ack));
-	expect(buf, sizeof(ack), 0, "bytes the receiver chose to be sent");
-	ack.flags = MPIDI_BIP_ACK_CHOSEN | MPIDI_BIP_ACK_READ;
-	memcpy(buf, &ack, sizeof(ack));
-	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE,
-	       "chosen to be sent and read at once");
-	ack.flags = 32;
-	memcpy(buf, &ack, sizeof(ack));
-	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE, "unknown ack flag");
+	for (size_t i = 0; i < sizeof(acks) / sizeof(acks[0]); i++) {
+		ack.flags = acks[i].flags;
+		memcpy(buf, &ack, sizeof(ack));
+		expect(buf, sizeof(ack), acks[i].want, acks[i].what);
+	}
 	ack.h.type = MPIDI_BIP_CTL_WITHDRAW;
 	ack.flags = 0;
 	ack.len = 0;
