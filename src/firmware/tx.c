@@ -211,9 +211,9 @@ static void try_dma(struct bipfw *fw, int peer, struct bipfw_send *s)
  * processes copy at once (64 KiB one way in 7.8 us against 10.8 pulled, 1
  * MiB 68 against 102, on 2 cores here); several at once move more per
  * second when each process copies its own once (64 KiB windowed 1.26x,
- * 512 KiB 2x; bidirectional 1.5-2x). Our own messages are always read:
- * one process does both copies of the rings anyway. A receiver that
- * measured both ways and chose packets (BIPFW_LONG_PACKETS) gets them:
+ * 512 KiB 2x; bidirectional 1.5-2x). Our own messages are read whatever
+ * is in flight: one process does both copies of the rings anyway. But a
+ * receiver that chose packets (BIPFW_LONG_PACKETS) gets them, ours too:
  * with a core each the rings' copies overlap, and a stream of 1 MiB went
  * 1.5 x faster through them than read. */
 static bool try_pull(struct bipfw *fw, int peer, struct bipfw_send *s)

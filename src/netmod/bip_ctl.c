@@ -11,7 +11,7 @@
 #include "bip_ctl.h"
 #include "bip_field.h"
 
-#define CARD_VERSION "bipnm5"
+#define CARD_VERSION "bipnm6"
 #define ACK_FLAGS                                                              \
 	(MPIDI_BIP_ACK_LAST | MPIDI_BIP_ACK_READ | MPIDI_BIP_ACK_FAILED |      \
 	 MPIDI_BIP_ACK_WITHDRAWN | MPIDI_BIP_ACK_CHOSEN)

@@ -91,8 +91,9 @@ typedef struct {
 /* Alone: the answer to a WITHDRAW that found the announcement still
  * waiting for a receive: it is dropped, the send is cancelled. */
 #define MPIDI_BIP_ACK_WITHDRAWN 0x8
-/* The receiver could read these bytes but measured asking to be cheaper
- * (bip_path.h): they go in BIP's packets, never for it to read after all
+/* The receiver could read these bytes but asks for them (measured cheaper,
+ * bip_path.h, or MPIR_CVAR_CH4_BIP_FETCH=ask, or the kernel's copy is
+ * slow there): they go in BIP's packets, never for it to read after all
  * (bip_irsend_packets). */
 #define MPIDI_BIP_ACK_CHOSEN 0x10
 
@@ -203,7 +204,7 @@ static inline int MPIDI_BIP_ctl_short_check(const MPIDI_BIP_ctl_t *h,
 
 /*
  * The netmod's business card: what a peer must know of us before the first
- * message, then BIP's own card. "bipnm5;A;R;B;P;H;" + BIP's card, where A
+ * message, then BIP's own card. "bipnm6;A;R;B;P;H;" + BIP's card, where A
  * is the number of control messages we can hold from each peer (our
  * credits CVAR, bounded by BIP's queue shared among the peers), R the
  * largest message we send by the three-way protocol (the receiver sizes a

@@ -17,7 +17,7 @@
 
 static MPIDI_BIP_lrecv_t *lrecv_new(int node, int ack_type, uint64_t sreq,
 				    uint64_t offset, uint64_t len,
-				    uint32_t flags, uint64_t t0, void *dst,
+				    uint32_t flags, bool timed, void *dst,
 				    int (*complete)(MPIDI_BIP_lrecv_t *, int),
 				    void *arg)
 {
@@ -34,10 +34,9 @@ static MPIDI_BIP_lrecv_t *lrecv_new(int node, int ack_type, uint64_t sreq,
 			.sreq = sreq,
 			.offset = offset,
 			.len = len,
-			/* Asking was chosen: the rings, not a read. */
-			.flags = flags | (t0 ? MPIDI_BIP_ACK_CHOSEN : 0),
+			.flags = flags,
 		},
-		.t0 = t0,
+		.timed = timed,
 		.complete = complete,
 		.arg = arg,
 	};
@@ -72,14 +71,14 @@ fn_fail:
 }
 
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
-		    uint64_t len, uint32_t flags, uint64_t t0, void *dst,
+		    uint64_t len, uint32_t flags, bool timed, void *dst,
 		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	MPIDI_BIP_lrecv_t *lr;
 	int tag = free_tag(), mpi_errno = MPI_SUCCESS;
 
-	lr = lrecv_new(node, ack_type, sreq, offset, len, flags, t0, dst,
+	lr = lrecv_new(node, ack_type, sreq, offset, len, flags, timed, dst,
 		       complete, arg);
 	MPIR_ERR_CHKANDJUMP(!lr, mpi_errno, MPI_ERR_OTHER, "**nomem");
 	if (tag >= 0)

@@ -45,10 +45,21 @@ static enum MPIDI_BIP_path cheaper(uint32_t read, uint32_t send)
 							: MPIDI_BIP_PATH_SEND;
 }
 
+/* The way the class's costs make the cheaper; a way never measured goes
+ * first (reading, then asking). */
+static enum MPIDI_BIP_path best_of(const MPIDI_BIP_path_class_t *c)
+{
+	uint32_t read = median(c->cost[MPIDI_BIP_PATH_READ]);
+	uint32_t send = median(c->cost[MPIDI_BIP_PATH_SEND]);
+
+	return read && send ? cheaper(read, send) : MPIDI_BIP_PATH_READ;
+}
+
 /* A trial of the other way begins: every period choices, the period
  * doubled while trials leave the cheaper way as it was, so a steady
- * choice pays less and less for the look (three choices a trial, when
- * the other way does not get cheaper). */
+ * choice pays less and less for the look (three choices a trial of
+ * messages alone, a window's worth in a stream, when the other way does
+ * not get cheaper). */
 static enum MPIDI_BIP_path trial_begin(MPIDI_BIP_path_class_t *c,
 				       enum MPIDI_BIP_path best)
 {
@@ -66,29 +77,33 @@ static enum MPIDI_BIP_path trial_begin(MPIDI_BIP_path_class_t *c,
 	c->tries = 1;
 	c->heard = 0;
 	c->first = 0;
+	c->waited = 0;
 	return other;
 }
 
-/* Whether a trial of the other way may begin: the way it interrupts has
- * nothing in flight in the class, or the trial's time would be shared. */
-static bool trial_may_begin(const MPIDI_BIP_path_class_t *c,
-			    enum MPIDI_BIP_path best)
+/* A trial that is due begins once neither way has anything in flight in
+ * the class, or the trial's time would be shared; after
+ * MPIDI_BIP_PATH_STREAM choices of waiting it begins all the same (a
+ * pipeline that never drains). */
+static enum MPIDI_BIP_path trial_due(MPIDI_BIP_path_class_t *c,
+				     enum MPIDI_BIP_path best)
 {
-	return !c->busy[best].out;
+	if ((c->busy[MPIDI_BIP_PATH_READ].out ||
+	     c->busy[MPIDI_BIP_PATH_SEND].out) &&
+	    c->waited++ < MPIDI_BIP_PATH_STREAM)
+		return best;
+	return trial_begin(c, best);
 }
 
 enum MPIDI_BIP_path MPIDI_BIP_path_choose(MPIDI_BIP_paths_t *p, uint64_t len)
 {
 	MPIDI_BIP_path_class_t *c = &p->cls[class_of(len)];
-	uint32_t read = median(c->cost[MPIDI_BIP_PATH_READ]);
-	uint32_t send = median(c->cost[MPIDI_BIP_PATH_SEND]);
-	enum MPIDI_BIP_path best;
+	enum MPIDI_BIP_path best = best_of(c);
 
-	if (!read)
+	if (!c->cost[MPIDI_BIP_PATH_READ][0])
 		return MPIDI_BIP_PATH_READ;
-	best = send ? cheaper(read, send) : MPIDI_BIP_PATH_READ;
-	if (!send && !c->trying)
-		return trial_may_begin(c, best) ? trial_begin(c, best) : best;
+	if (!c->cost[MPIDI_BIP_PATH_SEND][0] && !c->trying)
+		return trial_due(c, best);
 	/* A trial goes on until its way is the cheaper, stops getting
 	 * cheaper (class_sample), or has had its choices. It takes every
 	 * choice until its first cost is in: in a stream the next choices
@@ -103,7 +118,7 @@ enum MPIDI_BIP_path MPIDI_BIP_path_choose(MPIDI_BIP_paths_t *p, uint64_t len)
 		if (c->trying != best + 1 &&
 		    (c->heard ? c->heard >= c->tries &&
 					c->tries < MPIDI_BIP_PATH_TRIAL
-			      : c->tries < MPIDI_BIP_PATH_STREAM)) {
+			      : c->tries < MPIDI_BIP_PATH_TRIAL_STREAM)) {
 			c->tries++;
 			return way;
 		}
@@ -113,7 +128,7 @@ enum MPIDI_BIP_path MPIDI_BIP_path_choose(MPIDI_BIP_paths_t *p, uint64_t len)
 		c->since++;
 		return best;
 	}
-	return trial_may_begin(c, best) ? trial_begin(c, best) : best;
+	return trial_due(c, best);
 }
 
 /* A cost of way: ns nanoseconds for len bytes of stream messages (more
@@ -174,7 +189,9 @@ void MPIDI_BIP_path_done(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
 {
 	MPIDI_BIP_path_class_t *c = &p->cls[class_of(len)];
 	MPIDI_BIP_path_busy_t *b = &c->busy[way];
-	uint64_t ns = now - b->t0, reading = p->reading - b->reading;
+	/* The clock may step back: no time, and no sample. */
+	uint64_t ns = now > b->t0 ? now - b->t0 : 0;
+	uint64_t reading = p->reading - b->reading;
 
 	if (!b->out)
 		return;
@@ -189,7 +206,7 @@ void MPIDI_BIP_path_done(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
 	 * spent mostly reading is not asking's to judge by. */
 	if (way != MPIDI_BIP_PATH_SEND)
 		reading = 0;
-	if (b->bytes && 2 * reading < ns)
+	if (b->bytes && reading < ns / 2)
 		class_sample(c, way, b->bytes, ns - reading, b->came > 1);
 	/* What is still in flight starts the next sample. */
 	b->t0 = now;
@@ -198,22 +215,16 @@ void MPIDI_BIP_path_done(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
 	b->came = 0;
 }
 
+/* Not before half the period: a peer that always asks (its own choice,
+ * or MPIR_CVAR_CH4_BIP_FETCH=ask) doubles our trials at most. */
 void MPIDI_BIP_path_invited(MPIDI_BIP_paths_t *p, uint64_t len)
 {
 	MPIDI_BIP_path_class_t *c = &p->cls[class_of(len)];
-	uint32_t read = median(c->cost[MPIDI_BIP_PATH_READ]);
-	uint32_t send = median(c->cost[MPIDI_BIP_PATH_SEND]);
+	uint16_t period = MAX(c->period, MPIDI_BIP_PATH_EXPLORE);
 
-	if (read && send && !c->trying &&
-	    cheaper(read, send) == MPIDI_BIP_PATH_READ)
-		c->since = MAX(c->period, MPIDI_BIP_PATH_EXPLORE);
-}
-
-int MPIDI_BIP_path_asking(const MPIDI_BIP_paths_t *p, uint64_t len)
-{
-	const MPIDI_BIP_path_class_t *c = &p->cls[class_of(len)];
-
-	return c->trying == MPIDI_BIP_PATH_SEND + 1 && !c->heard;
+	if (c->cost[MPIDI_BIP_PATH_SEND][0] && !c->trying &&
+	    c->since >= period / 2 && best_of(c) == MPIDI_BIP_PATH_READ)
+		c->since = period;
 }
 
 uint32_t MPIDI_BIP_path_cost(const MPIDI_BIP_paths_t *p,

@@ -34,10 +34,10 @@
  * hypervisor takes a core from under one of the two, the rings stall and
  * reading is 3-4 x faster. Both happen on the same machine within
  * seconds, so the choice stays measured. So that each way's time is its
- * own, a trial begins only once the other way has nothing in flight in
- * that class, and takes every choice until its first cost is in; the
- * time we spend reading meanwhile all the same (a read is done by us, at
- * once, and holds up our side of the rings) is not asking's.
+ * own, a trial begins only once nothing is in flight in that class, and
+ * takes every choice until its first cost is in (a window's worth at
+ * most); the time we spend reading meanwhile all the same (a read is done
+ * by us, at once, and holds up our side of the rings) is not asking's.
  */
 #ifndef BIP_PATH_H_INCLUDED
 #define BIP_PATH_H_INCLUDED
@@ -62,21 +62,24 @@ enum MPIDI_BIP_path {
 #define MPIDI_BIP_PATH_EXPLORE_MAX 1024
 /* The longest trial of messages alone, in choices. */
 #define MPIDI_BIP_PATH_TRIAL 16
+/* The most choices a trial takes before its first cost is in: a window of
+ * OSU's benchmarks (up to 256 MiB of 4 MiB messages the dearer way). */
+#define MPIDI_BIP_PATH_TRIAL_STREAM 64
 /* Messages that came before their throughput is a sample, though more are
  * in flight: a stream that never pauses still gets measured. Arrivals
  * come in bursts (a window of rendezvous messages asked fragment by
  * fragment all end in its last round: 4 MiB ones, 16 of 64 in 12 ms, the
  * next 16 in 60 us), so a sample waits for a pause, or for 4 x the asks
  * BIP's long tags let be in flight (64 by default): a burst at its edge
- * then errs by a quarter at most. Also the most choices a trial takes
- * before its first cost is in. */
+ * then errs by a quarter at most. Also the most choices a trial that is
+ * due waits for what is in flight. */
 #define MPIDI_BIP_PATH_STREAM 256
 
 /* The messages of a way and class in flight since t0, the bytes of those
  * that came meanwhile, in came messages, and the time spent reading when
  * it began (MPIDI_BIP_paths_t): its next sample. */
 typedef struct {
-	uint16_t out, came;
+	uint32_t out, came;
 	uint64_t t0, bytes, reading;
 } MPIDI_BIP_path_busy_t;
 
@@ -92,6 +95,7 @@ typedef struct {
 	uint8_t heard;   /* costs of them that came */
 	uint8_t best;    /* the cheaper way when the last trial began + 1 */
 	uint8_t last;    /* the way of the last sample + 1 */
+	uint16_t waited; /* choices a due trial waited for what was in flight */
 	MPIDI_BIP_path_busy_t busy[MPIDI_BIP_NPATHS];
 } MPIDI_BIP_path_class_t;
 
@@ -120,12 +124,9 @@ void MPIDI_BIP_path_done(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
  * choice. Each side's asks wait on the other's progress, and a side that
  * reads (at once, by itself) holds up the other's asks: one side's trial
  * alone finds asking dearer than it is for both (64 KiB both ways: 9-10
- * GB/s read, 20 asked, and trials alone kept reading). */
+ * GB/s read, 20 asked, and trials alone kept reading). Not before half
+ * the period between trials has passed. */
 void MPIDI_BIP_path_invited(MPIDI_BIP_paths_t *p, uint64_t len);
-/* Whether a trial of asking waits for its first cost in len's class:
- * reads meanwhile are best done alone, without the sender's help, which
- * would take the sender's time from the asks being measured. */
-int MPIDI_BIP_path_asking(const MPIDI_BIP_paths_t *p, uint64_t len);
 /* The cost the choice goes by (ns per KiB, the median of the samples
  * kept; 0: none yet), for tests and counters. */
 uint32_t MPIDI_BIP_path_cost(const MPIDI_BIP_paths_t *p,

@@ -108,9 +108,10 @@ static int named_request(int node, const MPIDI_BIP_ctl_msg_t *m,
 		req = MPIDI_BIP_handle_get(&g->sends, m->ack.sreq);
 		if (!req || req->dev.ch4.netmod.bip.node != node)
 			return MPIDI_BIP_CTL_DROP_HANDLE;
-		/* Only data we let it read can it say it read, only a send
-		 * we withdrew can it say it dropped. */
-		if (((m->ack.flags & MPIDI_BIP_ACK_READ) &&
+		/* Only data we let it read can it say it read or chose not
+		 * to, only a send we withdrew can it say it dropped. */
+		if (((m->ack.flags &
+		      (MPIDI_BIP_ACK_READ | MPIDI_BIP_ACK_CHOSEN)) &&
 		     !(req->dev.ch4.netmod.bip.flags & MPIDI_BIP_REQ_READ)) ||
 		    ((m->ack.flags & MPIDI_BIP_ACK_WITHDRAWN) &&
 		     !(req->dev.ch4.netmod.bip.flags &

@@ -342,61 +342,87 @@ static int recv_nothing(MPIR_Request *rreq, int node, uint64_t sreq)
 
 /* --- the receiver reads ---------------------------------------------------- */
 
-/* Whether to read the sender's data at addr into dst, or ask for it. With
- * more ranks than cores always read: the rings are fast only while both
- * processes run at once, and crowded ranks seldom do (NAS patterns on 8
- * ranks on 2 cores: CG 1.4 x faster). Our own messages too: one process
- * would do both copies of the other way. Never where the kernel's copy is
- * slow (bip_copy.h: 4 x slower than the rings, which avoid it). Else as
- * MPIR_CVAR_CH4_BIP_FETCH says, by default by measured cost (bip_path.h). */
-static bool reads(int node, const void *dst, uint64_t addr, uint64_t len)
+/* What read_data did: the data is to be asked for, because the sender did
+ * not let us read it (addr 0) or BIP cannot read that peer's memory
+ * (ASK); because the rings beat a read here (ASK_RINGS: the kernel's copy
+ * is slow, or MPIR_CVAR_CH4_BIP_FETCH=ask) or measured cheaper lately
+ * (ASK_CHOSEN: timed for the chooser), both in BIP's packets; or it was
+ * read (READ); or it is being read with the sender's help (SPLIT: the
+ * receive completes when the sender is done, recv_pushed). */
+enum fetch { FETCH_ASK, FETCH_ASK_RINGS, FETCH_ASK_CHOSEN, FETCH_READ,
+	     FETCH_SPLIT };
+
+/* Whether to read the sender's data at addr into dst (READ), or ask for
+ * it. With more ranks than cores always read: the rings are fast only
+ * while both processes run at once, and crowded ranks seldom do (NAS
+ * patterns on 8 ranks on 2 cores: CG 1.4 x faster). Our own messages too:
+ * one process would do both copies of the other way. Never where the
+ * kernel's copy is slow (bip_copy.h: 4 x slower than the rings, which
+ * avoid it). Else as MPIR_CVAR_CH4_BIP_FETCH says, by default by measured
+ * cost (bip_path.h). */
+static enum fetch fetch_way(int node, const void *dst, uint64_t addr,
+			    uint64_t len)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 
 	if (g->crowded || node == MPIR_Process.rank)
-		return true;
+		return FETCH_READ;
 	if (bip_copy_slow((uintptr_t)dst, addr))
-		return false;
+		return FETCH_ASK_RINGS;
 	switch (MPIR_CVAR_CH4_BIP_FETCH) {
 	case MPIR_CVAR_CH4_BIP_FETCH_read:
-		return true;
+		return FETCH_READ;
 	case MPIR_CVAR_CH4_BIP_FETCH_ask:
-		return false;
+		return FETCH_ASK_RINGS;
 	default:
 		return MPIDI_BIP_path_choose(&g->paths, len) ==
-		       MPIDI_BIP_PATH_READ;
+				       MPIDI_BIP_PATH_READ
+			       ? FETCH_READ
+			       : FETCH_ASK_CHOSEN;
 	}
 }
 
-/* What read_data did: the data is to be asked for, because the sender did
- * not let us read it (addr 0) or BIP cannot read that peer's memory
- * (ASK), or because asking was chosen (ASK_CHOSEN: only that ask's cost
- * teaches the chooser); or it was read (READ); or it is being read with
- * the sender's help (SPLIT: the receive completes when the sender is
- * done, recv_pushed). */
-enum fetch { FETCH_ASK, FETCH_ASK_CHOSEN, FETCH_READ, FETCH_SPLIT };
-
-/* When asking for the len bytes was chosen (how), the time of the choice:
- * the message is in flight for the chooser until asked; 0: not chosen. */
-static uint64_t ask_t0(enum fetch how, uint64_t len)
+/* The ACK flag of data asked for (how): data we could have read goes in
+ * BIP's packets, never read by us after all. */
+static uint32_t ask_packets(enum fetch how)
 {
-	uint64_t now;
-
-	if (how != FETCH_ASK_CHOSEN)
-		return 0;
-	now = MPIDI_BIP_now_ns();
-	MPIDI_BIP_path_start(&MPIDI_BIP_global.paths, MPIDI_BIP_PATH_SEND, len,
-			     now);
-	return now;
+	return how == FETCH_ASK ? 0 : MPIDI_BIP_ACK_CHOSEN;
 }
 
-/* The last byte of a message we chose to ask for (lr->t0) is here, or it
- * failed (err). */
-static void asked(const MPIDI_BIP_lrecv_t *lr, uint64_t len, int err)
+/* Whether the chooser times this ask of len bytes (ASK_CHOSEN): it is in
+ * flight for the chooser from now until asked. */
+static bool ask_timed(enum fetch how, uint64_t len)
 {
-	if (lr->t0)
+	if (how != FETCH_ASK_CHOSEN)
+		return false;
+	MPIDI_BIP_path_start(&MPIDI_BIP_global.paths, MPIDI_BIP_PATH_SEND, len,
+			     MPIDI_BIP_now_ns());
+	return true;
+}
+
+/* The last byte of len bytes asked for is here, or it failed (err), or
+ * its receive could not be posted: a timed ask is no longer in flight. */
+static void asked(bool timed, uint64_t len, int err)
+{
+	if (timed)
 		MPIDI_BIP_path_done(&MPIDI_BIP_global.paths, MPIDI_BIP_PATH_SEND,
 				    len, !err, MPIDI_BIP_now_ns());
+}
+
+/* Ask node for the len bytes read_data left to ask for (how) into dst, in
+ * one BIP long message: post its receive, the ACK (flags) follows. */
+static int ask_for(enum fetch how, int node, uint64_t sreq, uint64_t len,
+		   uint32_t flags, void *dst,
+		   int (*done)(MPIDI_BIP_lrecv_t *, int), void *arg)
+{
+	bool timed = ask_timed(how, len);
+	int mpi_errno = MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, sreq, 0, len,
+					flags | ask_packets(how), timed, dst,
+					done, arg);
+
+	if (mpi_errno)
+		asked(timed, len, mpi_errno);
+	return mpi_errno;
 }
 
 /* --- reading with the sender's help ---------------------------------------- */
@@ -410,15 +436,13 @@ static void asked(const MPIDI_BIP_lrecv_t *lr, uint64_t len, int err)
  * machine). A sender that is busy copying too gains nothing and makes
  * the receive wait for it: not with more ranks than cores (the sender may
  * not even run), nor while it has sends of ours to read (both directions
- * at once: 64 KiB bidirectional bandwidth halved), nor while it sends
- * what a trial asked for (bip_path.h: that trial's cost would be ours). */
+ * at once: 64 KiB bidirectional bandwidth halved). */
 static bool splits(int node, uint64_t len)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 
 	return g->split_min && len >= g->split_min && !g->crowded &&
 	       node != MPIR_Process.rank && !g->peers[node].readable &&
-	       !MPIDI_BIP_path_asking(&g->paths, len) &&
 	       bip_rma_reach(g->ep, node) == 1;
 }
 
@@ -557,10 +581,9 @@ static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
 	*how = FETCH_ASK;
 	if (!addr)
 		return MPI_SUCCESS;
-	if (!reads(node, dst, addr, len)) {
-		*how = FETCH_ASK_CHOSEN;
+	*how = fetch_way(node, dst, addr, len);
+	if (*how != FETCH_READ)
 		return MPI_SUCCESS;
-	}
 	if (splits(node, len)) {
 		rc = split_start(node, sreq, addr, dst, len, flags, how,
 				 landed, arg);
@@ -569,9 +592,10 @@ static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
 	}
 	t0 = MPIDI_BIP_now_ns();
 	rc = bip_read(g->ep, node, dst, addr, len);
-	if (rc == -BIP_EAGAIN)
+	if (rc == -BIP_EAGAIN) {
+		*how = FETCH_ASK;
 		return MPI_SUCCESS;
-	*how = FETCH_READ;
+	}
 	if (rc) {
 		err = MPIDI_BIP_error(rc, "reading the sender's data");
 	} else {
@@ -586,7 +610,7 @@ static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
 /* Whether read_data left the data to be asked for. */
 static bool to_ask(enum fetch how)
 {
-	return how == FETCH_ASK || how == FETCH_ASK_CHOSEN;
+	return how < FETCH_READ;
 }
 
 /* --- three-way ----------------------------------------------------------- */
@@ -603,7 +627,7 @@ static int rreq_landed(MPIR_Request *rreq, int err)
 
 static int rreq_3way_done(MPIDI_BIP_lrecv_t *lr, int err)
 {
-	asked(lr, lr->ack.len, err);
+	asked(lr->timed, lr->ack.len, err);
 	return rreq_landed(lr->arg, err);
 }
 
@@ -636,7 +660,7 @@ static int unexp_landed(MPIDI_BIP_unexp_t *u, int err)
 
 static int unexp_3way_done(MPIDI_BIP_lrecv_t *lr, int err)
 {
-	asked(lr, lr->ack.len, err);
+	asked(lr->timed, lr->ack.len, err);
 	return unexp_landed(lr->arg, err);
 }
 
@@ -740,7 +764,7 @@ int MPIDI_BIP_recv_more(int node, const MPIDI_BIP_ctl_t *more,
 
 /* --- rendezvous ---------------------------------------------------------- */
 
-static int rndv_fragment(MPIR_Request *rreq, uint64_t t0);
+static int rndv_fragment(MPIR_Request *rreq, uint32_t packets, bool timed);
 
 static int rndv_fragment_done(MPIDI_BIP_lrecv_t *lr, int err)
 {
@@ -748,29 +772,33 @@ static int rndv_fragment_done(MPIDI_BIP_lrecv_t *lr, int err)
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
 
 	if (err) {
-		asked(lr, r->cap, err);
+		asked(lr->timed, r->cap, err);
 		return recv_fail(rreq, r->rank, r->tag, err);
 	}
 	r->offset += lr->ack.len;
 	MPIDI_BIP_global.cnt.fragments++;
 	if (r->offset < r->cap)
-		return rndv_fragment(rreq, lr->t0);
-	asked(lr, r->cap, MPI_SUCCESS);
+		return rndv_fragment(rreq, lr->ack.flags & MPIDI_BIP_ACK_CHOSEN,
+				     lr->timed);
+	asked(lr->timed, r->cap, MPI_SUCCESS);
 	return recv_finish(rreq, r->rank, r->tag, r->pack, r->data_sz);
 }
 
-/* Ask for the next fragment: post its receive, the ACK follows (t0: when
- * asking was chosen over reading the message, carried to its last
- * fragment). */
-static int rndv_fragment(MPIR_Request *rreq, uint64_t t0)
+/* Ask for the next fragment: post its receive, the ACK follows (packets:
+ * MPIDI_BIP_ACK_CHOSEN or 0, and timed, as read_data decided for the
+ * message, carried to its last fragment). */
+static int rndv_fragment(MPIR_Request *rreq, uint32_t packets, bool timed)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
 	uint64_t len = MPL_MIN(MPIDI_BIP_global.fragment, r->cap - r->offset);
+	int mpi_errno = MPIDI_BIP_lrecv(
+		r->node, MPIDI_BIP_CTL_ACK, r->peer, r->offset, len,
+		ack_flags(r, r->offset + len) | packets, timed,
+		(char *)r->data + r->offset, rndv_fragment_done, rreq);
 
-	return MPIDI_BIP_lrecv(r->node, MPIDI_BIP_CTL_ACK, r->peer, r->offset,
-			       len, ack_flags(r, r->offset + len), t0,
-			       (char *)r->data + r->offset, rndv_fragment_done,
-			       rreq);
+	if (mpi_errno)
+		asked(timed, r->cap, mpi_errno);
+	return mpi_errno;
 }
 
 /* A receive matched a rendezvous request: the transfer starts, by one
@@ -798,7 +826,7 @@ static int rndv_start(MPIR_Request *rreq, int node, uint64_t sreq,
 			      ack_flags(r, r->cap), &how, rreq_read_done, rreq);
 	if (mpi_errno || !to_ask(how))
 		return mpi_errno;
-	return rndv_fragment(rreq, ask_t0(how, r->cap));
+	return rndv_fragment(rreq, ask_packets(how), ask_timed(how, r->cap));
 }
 
 /* A three-way message meets its receive: straight into the user buffer,
@@ -825,8 +853,8 @@ static int rts3_matched(MPIR_Request *rreq, int node, uint64_t sreq,
 			      rreq_read_done, rreq);
 	if (mpi_errno || !to_ask(how))
 		return mpi_errno;
-	return MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, sreq, 0, r->cap, flags,
-			       ask_t0(how, r->cap), dst, rreq_3way_done, rreq);
+	return ask_for(how, node, sreq, r->cap, flags, dst, rreq_3way_done,
+		       rreq);
 }
 
 /* --- a matched receive meets its message ---------------------------------- */
@@ -918,9 +946,8 @@ static int rts3_fetch(MPIDI_BIP_unexp_t *u)
 			      0, &how, unexp_read_done, u);
 	if (mpi_errno || !to_ask(how))
 		return mpi_errno;
-	return MPIDI_BIP_lrecv(u->node, MPIDI_BIP_CTL_ACK, u->sreq, 0,
-			       u->data_sz, 0, ask_t0(how, u->data_sz), u->data,
-			       unexp_3way_done, u);
+	return ask_for(how, u->node, u->sreq, u->data_sz, 0, u->data,
+		       unexp_3way_done, u);
 }
 
 /* Rule: a three-way message that comes before its receive is held, its

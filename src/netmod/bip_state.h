@@ -68,9 +68,8 @@ typedef struct MPIDI_BIP_lrecv {
 	void *dst;
 	MPIDI_BIP_ctl_ack_t ack;      /* what to tell the sender once posted */
 	bip_req_t breq;
-	uint64_t t0;                  /* when we chose to ask for data we
-				       * could have read (bip_path.h); 0:
-				       * not timed */
+	bool timed;                   /* in flight for the chooser
+				       * (bip_path.h) until it completes */
 	/* The transfer is over: err is MPI_SUCCESS or how it failed. */
 	int (*complete)(struct MPIDI_BIP_lrecv *lr, int err);
 	void *arg;
@@ -327,11 +326,10 @@ void MPIDI_BIP_credits_agree(int node, int peer_accepts);
 /* bip_long.c: BIP long messages, the tag table and the receive FIFO. */
 /* Receive len bytes into dst from node on a free tag (or once one frees);
  * the answer ack_type (ACK or AM_CTS) names the tag, sreq, offset and
- * flags (MPIDI_BIP_ACK_*). t0 (0: none): when we chose to ask for data we
- * could have read; the chooser counts it in flight until its last byte is
- * here (bip_path.h), and BIP sends it in packets (MPIDI_BIP_ACK_CHOSEN). */
+ * flags (MPIDI_BIP_ACK_*). timed: the chooser counts it in flight until
+ * it completes (bip_path.h); that counting is the caller's. */
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
-		    uint64_t len, uint32_t flags, uint64_t t0, void *dst,
+		    uint64_t len, uint32_t flags, bool timed, void *dst,
 		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg);
 int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
 			  const void *src,

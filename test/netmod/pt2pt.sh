@@ -141,7 +141,9 @@ if [ "$(nproc)" -ge 2 ]; then
 			expect "stream: ok" "a stream of 32 KiB messages ($f)"
 			n=$(counter "single copies" |
 				awk '{ n += $1 } END { print n + 0 }')
-			echo "2 ranks, a stream of 8 x 32 KiB, FETCH=$f: $n single copies"
+			set -- $(protocols)
+			echo "2 ranks, a stream of 8 x 32 KiB, FETCH=$f: three-way $2, $n single copies"
+			[ "$2" -ge 6 ] || { echo "FAILED: the stream did not go by three-way"; exit 1; }
 			if [ $f = ask ]; then
 				[ "$n" = 0 ] || { echo "FAILED: data asked for was read"; exit 1; }
 			else

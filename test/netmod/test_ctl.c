@@ -57,6 +57,10 @@ static const struct {
 	  "bytes the receiver chose to be sent" },
 	{ MPIDI_BIP_ACK_CHOSEN | MPIDI_BIP_ACK_READ, MPIDI_BIP_CTL_DROP_SIZE,
 	  "chosen to be sent and read at once" },
+	{ MPIDI_BIP_ACK_CHOSEN | MPIDI_BIP_ACK_FAILED, MPIDI_BIP_CTL_DROP_SIZE,
+	  "chosen to be sent and failed to read" },
+	{ MPIDI_BIP_ACK_CHOSEN | MPIDI_BIP_ACK_WITHDRAWN,
+	  MPIDI_BIP_CTL_DROP_SIZE, "chosen to be sent and dropped" },
 	{ 32, MPIDI_BIP_CTL_DROP_SIZE, "unknown ack flag" },
 };
 
@@ -237,12 +241,12 @@ static void test_decode(void)
 static void test_card(void)
 {
 	static const char *const bad[] = {
-		"", "bipnm5", "bipnm5;", "bipnm5;4;", "bipnm5;256;10;1;1;h;x",
-		"bipnm5;-4;10;1;1;h;x", "bipnm5;4;9223372036854775808;1;1;h;x",
-		"bipnm4;4;10;1;h;x", "bipnm5;4 ;10;1;1;h;x", "bipnm5;4;10;1;x",
-		"bipnm5;4;10;1;1;;x", "bipnm5;4;10;1;2147483648;h;x",
-		"bipnm5;4;10;1;1;h o;x", "bipnm5;4;10;1;1;h%s;x",
-		"bipnm5;4;10;2;1;h;x", "bipnm5;4;10;;1;h;x",
+		"", "bipnm6", "bipnm6;", "bipnm6;4;", "bipnm6;256;10;1;1;h;x",
+		"bipnm6;-4;10;1;1;h;x", "bipnm6;4;9223372036854775808;1;1;h;x",
+		"bipnm5;4;10;1;1;h;x", "bipnm6;4 ;10;1;1;h;x", "bipnm6;4;10;1;x",
+		"bipnm6;4;10;1;1;;x", "bipnm6;4;10;1;2147483648;h;x",
+		"bipnm6;4;10;1;1;h o;x", "bipnm6;4;10;1;1;h%s;x",
+		"bipnm6;4;10;2;1;h;x", "bipnm6;4;10;;1;h;x",
 	};
 	MPIDI_BIP_card_t c = { 17, 123456, 1, 4242, "node-1.example_a" }, d;
 	const char *rest;

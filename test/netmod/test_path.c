@@ -260,40 +260,71 @@ static void test_trial_alone(void)
 	memset(&p, 0, sizeof(p));
 	MPIDI_BIP_path_sample(&p, READ, 65536, 8000);
 	MPIDI_BIP_path_sample(&p, SEND, 65536, 4000);
-	for (i = 0; i < 2 * MPIDI_BIP_PATH_EXPLORE_MAX; i++) {
+	for (i = 0; i < MPIDI_BIP_PATH_EXPLORE + MPIDI_BIP_PATH_STREAM; i++) {
 		CHECK(MPIDI_BIP_path_choose(&p, 65536) == SEND,
 		      "choice %d with asks in flight read", i);
 		MPIDI_BIP_path_start(&p, SEND, 65536, now);
 	}
-	for (i = 0; i < 2 * MPIDI_BIP_PATH_EXPLORE_MAX; i++)
+	for (i = 0; i < MPIDI_BIP_PATH_EXPLORE + MPIDI_BIP_PATH_STREAM; i++)
 		MPIDI_BIP_path_done(&p, SEND, 65536, 1,
 				    now += 4000 * (i % 16 == 15 ? 16 : 0));
 	/* Nothing in flight: the trial of reading comes, and takes every
 	 * choice while its cost is not in (reads split with the sender
-	 * complete later too). */
-	n = reads_unheard(&p, 65536, now);
-	CHECK(n == MPIDI_BIP_PATH_STREAM, "a trial of %d reads unheard", n);
+	 * complete later too): 40 of them; their stream's cost, dearer,
+	 * ends it. */
+	for (n = 0; n < 40; n++) {
+		CHECK(MPIDI_BIP_path_choose(&p, 65536) == READ,
+		      "choice %d of the trial asked, its cost not in", n);
+		MPIDI_BIP_path_start(&p, READ, 65536, now);
+	}
 	for (i = 0; i < n; i++)
 		MPIDI_BIP_path_done(&p, READ, 65536, 1, now += 12000);
-	CHECK(MPIDI_BIP_path_cost(&p, READ, 65536) != 8000 * 1024 / 65536,
-	      "a stream's trial not counted");
+	CHECK(MPIDI_BIP_path_cost(&p, READ, 65536) ==
+		      (8000 + 12000) / 2 * 1024 / 65536,
+	      "reading costs %u ns/KiB after the trial's stream",
+	      MPIDI_BIP_path_cost(&p, READ, 65536));
 	CHECK(MPIDI_BIP_path_choose(&p, 65536) == SEND,
-	      "the trial went on after a stream's dearer cost");
+	      "the trial went on after its stream's dearer cost");
 
+	/* At most a window's worth of choices unheard. */
 	trial_due(&p, 1 << 20);
 	n = reads_unheard(&p, 1 << 20, now);
-	CHECK(n == MPIDI_BIP_PATH_STREAM, "a trial of %d reads unheard", n);
+	CHECK(n == MPIDI_BIP_PATH_TRIAL_STREAM, "a trial of %d reads unheard",
+	      n);
 
-	/* Reading cheaper; a peer asks us: our trial of asking comes next. */
+	/* One ask that never completes (a leak) holds a due trial back for
+	 * MPIDI_BIP_PATH_STREAM choices, not for ever. */
+	trial_due(&p, 65536);
+	MPIDI_BIP_path_start(&p, SEND, 65536, now);
+	for (n = 0; n < 2 * MPIDI_BIP_PATH_STREAM &&
+		    MPIDI_BIP_path_choose(&p, 65536) == SEND;
+	     n++)
+		;
+	CHECK(n == MPIDI_BIP_PATH_STREAM, "a due trial waited %d choices", n);
+}
+
+/* A peer asks us for data we could have read: where reading is our way,
+ * our trial of asking comes at the next choice, but not before half the
+ * period between trials has passed. */
+static void test_invited(void)
+{
+	MPIDI_BIP_paths_t p;
+	uint64_t now = 1000;
+	int n;
+
 	memset(&p, 0, sizeof(p));
 	MPIDI_BIP_path_sample(&p, READ, 65536, 4000);
-	MPIDI_BIP_path_sample(&p, SEND, 65536, 8000);
-	CHECK(MPIDI_BIP_path_choose(&p, 65536) == READ, "read");
+	MPIDI_BIP_path_start(&p, SEND, 65536, now);
+	MPIDI_BIP_path_done(&p, SEND, 65536, 1, now += 8000);
+	CHECK(MPIDI_BIP_path_choose(&p, 65536) == READ, "reading is dearer");
 	MPIDI_BIP_path_invited(&p, 65536);
-	CHECK(MPIDI_BIP_path_choose(&p, 65536) == SEND, "invited, no trial");
-	CHECK(MPIDI_BIP_path_asking(&p, 65536), "the trial not known");
-	MPIDI_BIP_path_sample(&p, SEND, 65536, 8000);
-	CHECK(!MPIDI_BIP_path_asking(&p, 65536), "the trial's cost not known");
+	CHECK(MPIDI_BIP_path_choose(&p, 65536) == READ,
+	      "invited after 1 choice of %d", MPIDI_BIP_PATH_EXPLORE);
+	for (n = 1; n < MPIDI_BIP_PATH_EXPLORE / 2; n++)
+		(void)MPIDI_BIP_path_choose(&p, 65536);
+	MPIDI_BIP_path_invited(&p, 65536);
+	CHECK(MPIDI_BIP_path_choose(&p, 65536) == SEND,
+	      "invited half a period on: no trial of asking");
 }
 
 /* Asks in flight are one sample when the last came. Reads done at their
@@ -412,6 +443,7 @@ int main(void)
 	test_margin();
 	test_stream();
 	test_trial_alone();
+	test_invited();
 	test_reading_meanwhile();
 	test_in_flight();
 	test_outlier();
