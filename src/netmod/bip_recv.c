@@ -409,20 +409,29 @@ static void asked(bool timed, uint64_t len, int err)
 				    len, !err, MPIDI_BIP_now_ns());
 }
 
+/* Post the receive of the len bytes at offset asked for into dst; the ACK
+ * (flags) follows. A timed ask (of whole bytes, its message) whose receive
+ * cannot be posted is no longer in flight. */
+static int ask_post(int node, uint64_t sreq, uint64_t offset, uint64_t len,
+		    uint32_t flags, bool timed, uint64_t whole, void *dst,
+		    int (*done)(MPIDI_BIP_lrecv_t *, int), void *arg)
+{
+	int mpi_errno = MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, sreq, offset,
+					len, flags, timed, dst, done, arg);
+
+	if (mpi_errno)
+		asked(timed, whole, mpi_errno);
+	return mpi_errno;
+}
+
 /* Ask node for the len bytes read_data left to ask for (how) into dst, in
- * one BIP long message: post its receive, the ACK (flags) follows. */
+ * one BIP long message. */
 static int ask_for(enum fetch how, int node, uint64_t sreq, uint64_t len,
 		   uint32_t flags, void *dst,
 		   int (*done)(MPIDI_BIP_lrecv_t *, int), void *arg)
 {
-	bool timed = ask_timed(how, len);
-	int mpi_errno = MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, sreq, 0, len,
-					flags | ask_packets(how), timed, dst,
-					done, arg);
-
-	if (mpi_errno)
-		asked(timed, len, mpi_errno);
-	return mpi_errno;
+	return ask_post(node, sreq, 0, len, flags | ask_packets(how),
+			ask_timed(how, len), len, dst, done, arg);
 }
 
 /* --- reading with the sender's help ---------------------------------------- */
@@ -791,14 +800,10 @@ static int rndv_fragment(MPIR_Request *rreq, uint32_t packets, bool timed)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
 	uint64_t len = MPL_MIN(MPIDI_BIP_global.fragment, r->cap - r->offset);
-	int mpi_errno = MPIDI_BIP_lrecv(
-		r->node, MPIDI_BIP_CTL_ACK, r->peer, r->offset, len,
-		ack_flags(r, r->offset + len) | packets, timed,
-		(char *)r->data + r->offset, rndv_fragment_done, rreq);
 
-	if (mpi_errno)
-		asked(timed, r->cap, mpi_errno);
-	return mpi_errno;
+	return ask_post(r->node, r->peer, r->offset, len,
+			ack_flags(r, r->offset + len) | packets, timed, r->cap,
+			(char *)r->data + r->offset, rndv_fragment_done, rreq);
 }
 
 /* A receive matched a rendezvous request: the transfer starts, by one
