@@ -11,7 +11,7 @@
 #include "bip_ctl.h"
 #include "bip_field.h"
 
-#define CARD_VERSION "bipnm6"
+#define CARD_VERSION "bipnm7"
 #define ACK_FLAGS                                                              \
 	(MPIDI_BIP_ACK_LAST | MPIDI_BIP_ACK_READ | MPIDI_BIP_ACK_FAILED |      \
 	 MPIDI_BIP_ACK_WITHDRAWN | MPIDI_BIP_ACK_CHOSEN)
@@ -74,13 +74,10 @@ static int check_fields(const MPIDI_BIP_ctl_msg_t *m, size_t len,
 					       ~(m->h.type == MPIDI_BIP_CTL_ACK
 							 ? ACK_FLAGS
 							 : 0u) ||
-				       (m->ack.flags &
-					(MPIDI_BIP_ACK_READ |
-					 MPIDI_BIP_ACK_FAILED)) ==
-					       MPIDI_BIP_ACK_FAILED ||
 				       ((m->ack.flags &
 					 MPIDI_BIP_ACK_CHOSEN) &&
-					(m->ack.flags & MPIDI_BIP_ACK_READ)) ||
+					(m->ack.flags & (MPIDI_BIP_ACK_READ |
+							 MPIDI_BIP_ACK_FAILED))) ||
 				       ((m->ack.flags &
 					 MPIDI_BIP_ACK_WITHDRAWN) &&
 					m->ack.flags != MPIDI_BIP_ACK_WITHDRAWN)

@@ -86,7 +86,8 @@ typedef struct {
 /* The receiver read [offset, +len) from the sender's memory itself (the
  * announcement's addr): those bytes are not to be sent, they are taken. */
 #define MPIDI_BIP_ACK_READ 0x2
-/* With READ: that read failed, and the receive with it; so does the send. */
+/* With READ: that read failed; alone: BIP refused the receive of the bytes
+ * asked for. The receive failed with it; so does the send. */
 #define MPIDI_BIP_ACK_FAILED 0x4
 /* Alone: the answer to a WITHDRAW that found the announcement still
  * waiting for a receive: it is dropped, the send is cancelled. */
@@ -204,7 +205,7 @@ static inline int MPIDI_BIP_ctl_short_check(const MPIDI_BIP_ctl_t *h,
 
 /*
  * The netmod's business card: what a peer must know of us before the first
- * message, then BIP's own card. "bipnm6;A;R;B;P;H;" + BIP's card, where A
+ * message, then BIP's own card. "bipnm7;A;R;B;P;H;" + BIP's card, where A
  * is the number of control messages we can hold from each peer (our
  * credits CVAR, bounded by BIP's queue shared among the peers), R the
  * largest message we send by the three-way protocol (the receiver sizes a

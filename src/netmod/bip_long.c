@@ -51,23 +51,38 @@ static int free_tag(void)
 	return -1;
 }
 
+/* BIP refused lr's receive (rc): only a tag table out of step with BIP's
+ * could make it. The transfer ends in that error rather than wait for
+ * ever: its owner hears it through lr's completion, and the sender of an
+ * ACK through FAILED (its send fails). An AM_CTS has no such answer: an
+ * active message's sender is left waiting. */
+static int lrecv_refused(MPIDI_BIP_lrecv_t *lr, int rc)
+{
+	MPIDI_BIP_ctl_ack_t nack = lr->ack;
+	int mpi_errno = MPI_SUCCESS, err;
+
+	if (nack.h.type == MPIDI_BIP_CTL_ACK) {
+		nack.flags = MPIDI_BIP_ACK_FAILED;
+		mpi_errno = MPIDI_BIP_ctl_send(lr->node, &nack, sizeof(nack));
+	}
+	err = lr->complete(lr, MPIDI_BIP_error(rc, "bip_ilrecv"));
+	MPL_free(lr);
+	return mpi_errno ? mpi_errno : err;
+}
+
 /* Own the tag, post the receive, answer the sender. */
 static int lrecv_post(MPIDI_BIP_lrecv_t *lr, int tag)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
-	int mpi_errno = MPI_SUCCESS, rc;
+	int rc = bip_ilrecv(g->ep, tag, lr->dst, lr->ack.len, &lr->breq);
 
-	rc = bip_ilrecv(g->ep, tag, lr->dst, lr->ack.len, &lr->breq);
-	BIP_CHECK(rc, "bip_ilrecv");
+	if (rc)
+		return lrecv_refused(lr, rc);
 	lr->tag = tag;
 	g->tag_owner[tag] = lr;
 	g->nlrecvs++;
 	lr->ack.bip_tag = (uint32_t)tag;
-	mpi_errno = MPIDI_BIP_ctl_send(lr->node, &lr->ack, sizeof(lr->ack));
-fn_exit:
-	return mpi_errno;
-fn_fail:
-	goto fn_exit;
+	return MPIDI_BIP_ctl_send(lr->node, &lr->ack, sizeof(lr->ack));
 }
 
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
@@ -202,20 +217,23 @@ fn_fail:
 	goto fn_exit;
 }
 
-/* The tag is free: the oldest receive waiting for one takes it. */
+/* The tag is free: the oldest receive waiting for one takes it (the next
+ * one, if BIP refused it). */
 static int tag_freed(int t)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
-	MPIDI_BIP_lrecv_t *lr = g->rfifo_head;
+	MPIDI_BIP_lrecv_t *lr;
+	int mpi_errno = MPI_SUCCESS;
 
-	if (!lr || g->tag_owner[t])
-		return MPI_SUCCESS;
-	g->rfifo_head = lr->next;
-	if (!g->rfifo_head)
-		g->rfifo_tail = NULL;
-	lr->next = NULL;
-	g->cnt.rfifo_depth--;
-	return lrecv_post(lr, t);
+	while (!mpi_errno && (lr = g->rfifo_head) && !g->tag_owner[t]) {
+		g->rfifo_head = lr->next;
+		if (!g->rfifo_head)
+			g->rfifo_tail = NULL;
+		lr->next = NULL;
+		g->cnt.rfifo_depth--;
+		mpi_errno = lrecv_post(lr, t);
+	}
+	return mpi_errno;
 }
 
 /* The receive on tag t is over (err: how it failed, or MPI_SUCCESS). */

@@ -189,7 +189,8 @@ void MPIDI_BIP_path_done(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
 {
 	MPIDI_BIP_path_class_t *c = &p->cls[class_of(len)];
 	MPIDI_BIP_path_busy_t *b = &c->busy[way];
-	/* The clock may step back: no time, and no sample. */
+	/* Times out of order (a caller's clock that steps back): no time,
+	 * and no sample. */
 	uint64_t ns = now > b->t0 ? now - b->t0 : 0;
 	uint64_t reading = p->reading - b->reading;
 

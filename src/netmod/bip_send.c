@@ -385,15 +385,15 @@ int MPIDI_BIP_send_ack(int node, MPIR_Request *sreq,
 	if (ack->flags & MPIDI_BIP_ACK_LAST)
 		r->cap = ack->offset + ack->len;
 	/* Rule: a withdrawn send that no receive took is cancelled; bytes the
-	 * receiver read are sent; a failed read fails the send as it failed
-	 * the receive. */
+	 * receiver read are sent; a failed read, or a receive BIP refused
+	 * the receiver, fails the send as it failed the receive. */
 	if (ack->flags & MPIDI_BIP_ACK_WITHDRAWN) {
 		MPIR_STATUS_SET_CANCEL_BIT(sreq->status, TRUE);
 		return send_complete(sreq);
 	}
 	if (ack->flags & MPIDI_BIP_ACK_FAILED)
 		return send_fail(sreq, MPIDI_BIP_error(-BIP_ESYS,
-						       "the receiver's read"));
+						       "the receiver's fetch"));
 	if (ack->flags & MPIDI_BIP_ACK_READ) {
 		r->offset = ack->offset + ack->len;
 		return r->offset >= r->cap ? send_complete(sreq)

@@ -7,6 +7,7 @@
 #define BIP_STATE_H_INCLUDED
 
 #include <bip.h>
+#include <time.h>
 
 #include "bip_impl.h"
 #include "bip_ctl.h"
@@ -216,15 +217,15 @@ typedef struct {
 
 extern MPIDI_BIP_global_t MPIDI_BIP_global;
 
-/* Nanoseconds on MPICH's clock, for bip_path.h's samples. */
+/* Nanoseconds on the monotonic clock, for bip_path.h's samples and the
+ * holds of three-way announcements. Not MPICH's MPL_wtime: it reads the
+ * wall clock, which steps when the system's time is set. */
 static inline uint64_t MPIDI_BIP_now_ns(void)
 {
-	MPL_time_t t;
-	double s;
+	struct timespec ts;
 
-	MPL_wtime(&t);
-	MPL_wtime_todouble(&t, &s);
-	return (uint64_t)(s * 1e9);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* bip_buf.c: a temporary buffer of at least len bytes (NULL: no memory),
@@ -327,7 +328,10 @@ void MPIDI_BIP_credits_agree(int node, int peer_accepts);
 /* Receive len bytes into dst from node on a free tag (or once one frees);
  * the answer ack_type (ACK or AM_CTS) names the tag, sreq, offset and
  * flags (MPIDI_BIP_ACK_*). timed: the chooser counts it in flight until
- * it completes (bip_path.h); that counting is the caller's. */
+ * it completes (bip_path.h); that counting is the caller's. An error
+ * returned: nothing was posted, and complete will not run; otherwise
+ * complete runs once, maybe before this returns (BIP refused the
+ * receive). */
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
 		    uint64_t len, uint32_t flags, bool timed, void *dst,
 		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg);

@@ -36,6 +36,12 @@
  *              sleeps); rank 1's second three-way announcement finds the
  *              FIFO full, which is an error at rank 0, but its credit must
  *              still come back: rank 1's next message gets through.
+ *   refused    rank 1's BIP refuses its second and later long receives
+ *              (no_lrecv.c, one BIP tag): rank 0 sends three three-way
+ *              messages; the second waits for the tag and is refused when
+ *              it frees, the third at once. The first arrives; the other
+ *              two fail at both ends, and a short message still gets
+ *              through.
  */
 #include <mpi.h>
 #include <stdlib.h>
@@ -359,6 +365,46 @@ static void fifo_full(void)
 	}
 }
 
+static void refused(void)
+{
+	enum { MID = 100000 };
+	static char buf[3][MID];
+	MPI_Request r[2];
+	int rc[3], x = 0;
+
+	CHECK(size == 2, "run on 2 ranks");
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	if (rank == 0) {
+		for (int i = 0; i < MID; i++)
+			buf[0][i] = (char)(i * 7);
+		MPI_Isend(buf[0], MID, MPI_CHAR, 1, 1, MPI_COMM_WORLD, &r[0]);
+		MPI_Isend(buf[1], MID, MPI_CHAR, 1, 2, MPI_COMM_WORLD, &r[1]);
+		rc[0] = MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+		rc[1] = MPI_Wait(&r[1], MPI_STATUS_IGNORE);
+		rc[2] = MPI_Send(buf[2], MID, MPI_CHAR, 1, 3, MPI_COMM_WORLD);
+		x = 42;
+		CHECK(MPI_Send(&x, 1, MPI_INT, 1, 4, MPI_COMM_WORLD) ==
+			      MPI_SUCCESS, "the short message after");
+	} else {
+		MPI_Irecv(buf[0], MID, MPI_CHAR, 0, 1, MPI_COMM_WORLD, &r[0]);
+		MPI_Irecv(buf[1], MID, MPI_CHAR, 0, 2, MPI_COMM_WORLD, &r[1]);
+		rc[0] = MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+		rc[1] = MPI_Wait(&r[1], MPI_STATUS_IGNORE);
+		rc[2] = MPI_Recv(buf[2], MID, MPI_CHAR, 0, 3, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+		CHECK(MPI_Recv(&x, 1, MPI_INT, 0, 4, MPI_COMM_WORLD,
+			       MPI_STATUS_IGNORE) == MPI_SUCCESS && x == 42,
+		      "the short message after");
+		for (int i = 0; i < MID; i++)
+			CHECK(buf[0][i] == (char)(i * 7), "byte %d", i);
+	}
+	CHECK(rc[0] == MPI_SUCCESS, "rank %d: the first message failed", rank);
+	CHECK(rc[1] != MPI_SUCCESS && rc[2] != MPI_SUCCESS,
+	      "rank %d: a refused receive did not fail (%d, %d)", rank, rc[1],
+	      rc[2]);
+	printf("rank %d: refused receives failed at both ends\n", rank);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -386,6 +432,8 @@ int main(int argc, char **argv)
 		dead_eager();
 	else if (strcmp(mode, "fifo-full") == 0)
 		fifo_full();
+	else if (strcmp(mode, "refused") == 0)
+		refused();
 	else
 		CHECK(0, "unknown mode '%s'", mode);
 	MPI_Finalize();

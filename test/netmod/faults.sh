@@ -102,3 +102,22 @@ MPIR_CVAR_CH4_BIP_CREDITS=2 BIP_LONG_TAGS=1 MPIR_CVAR_CH4_BIP_RECV_FIFO_MAX=1 \
 BIP_SHM_PULL_MIN=never mpirun 3 "$W/faults" fifo-full
 echo "$out" | grep -q "a failed dispatch gave its credit back" ||
 	{ echo "FAILED: the credit of a failed dispatch"; exit 1; }
+
+# BIP refuses a long receive (preloaded into rank 1: the first is posted,
+# the others refused): the refused ones fail at both ends instead of
+# waiting for ever, the one that waited in the receive FIFO for the only
+# tag as well as the one posted at once. (The receiver may not read: every
+# message needs a tag.)
+run cc -shared -fPIC -O2 -I"$prefix/include" -o "$W/no_lrecv.so" \
+	"$top_srcdir/test/netmod/no_lrecv.c" -ldl
+echo "+ mpiexec -n 1 faults refused : -n 1 -env LD_PRELOAD no_lrecv.so faults refused"
+out=$(BIP_LONG_TAGS=1 BIP_SHM_PULL_MIN=never MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+	timeout 60 "$MPIEXEC" -n 1 "$W/faults" refused : -n 1 \
+	-env LD_PRELOAD "$W/no_lrecv.so" -env NO_LRECV_AFTER 1 \
+	"$W/faults" refused 2>&1) ||
+	{ echo "$out"; echo "FAILED: refused receives"; exit 1; }
+echo "$out"
+[ "$(echo "$out" | grep -c "refused receives failed at both ends")" = 2 ] ||
+	{ echo "FAILED: refused receives did not fail at both ends"; exit 1; }
+echo "$out" | grep "bip netmod rank 1:" | grep -q "receive FIFO max 1," ||
+	{ echo "FAILED: no receive waited in the FIFO for the tag"; exit 1; }

@@ -48,8 +48,9 @@ static const struct {
 	{ MPIDI_BIP_ACK_READ | MPIDI_BIP_ACK_LAST, 0,
 	  "bytes the receiver read itself" },
 	{ MPIDI_BIP_ACK_READ | MPIDI_BIP_ACK_FAILED, 0, "a read that failed" },
-	{ MPIDI_BIP_ACK_FAILED, MPIDI_BIP_CTL_DROP_SIZE,
-	  "a failure without a read" },
+	{ MPIDI_BIP_ACK_FAILED, 0, "a receive BIP refused" },
+	{ MPIDI_BIP_ACK_FAILED | MPIDI_BIP_ACK_LAST, 0,
+	  "the last receive of a truncated message refused" },
 	{ MPIDI_BIP_ACK_WITHDRAWN, 0, "a withdrawn announcement dropped" },
 	{ MPIDI_BIP_ACK_WITHDRAWN | MPIDI_BIP_ACK_READ, MPIDI_BIP_CTL_DROP_SIZE,
 	  "dropped and read at once" },
@@ -241,12 +242,12 @@ static void test_decode(void)
 static void test_card(void)
 {
 	static const char *const bad[] = {
-		"", "bipnm6", "bipnm6;", "bipnm6;4;", "bipnm6;256;10;1;1;h;x",
-		"bipnm6;-4;10;1;1;h;x", "bipnm6;4;9223372036854775808;1;1;h;x",
-		"bipnm5;4;10;1;1;h;x", "bipnm6;4 ;10;1;1;h;x", "bipnm6;4;10;1;x",
-		"bipnm6;4;10;1;1;;x", "bipnm6;4;10;1;2147483648;h;x",
-		"bipnm6;4;10;1;1;h o;x", "bipnm6;4;10;1;1;h%s;x",
-		"bipnm6;4;10;2;1;h;x", "bipnm6;4;10;;1;h;x",
+		"", "bipnm7", "bipnm7;", "bipnm7;4;", "bipnm7;256;10;1;1;h;x",
+		"bipnm7;-4;10;1;1;h;x", "bipnm7;4;9223372036854775808;1;1;h;x",
+		"bipnm6;4;10;1;1;h;x", "bipnm7;4 ;10;1;1;h;x", "bipnm7;4;10;1;x",
+		"bipnm7;4;10;1;1;;x", "bipnm7;4;10;1;2147483648;h;x",
+		"bipnm7;4;10;1;1;h o;x", "bipnm7;4;10;1;1;h%s;x",
+		"bipnm7;4;10;2;1;h;x", "bipnm7;4;10;;1;h;x",
 	};
 	MPIDI_BIP_card_t c = { 17, 123456, 1, 4242, "node-1.example_a" }, d;
 	const char *rest;
