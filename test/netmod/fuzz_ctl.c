@@ -158,6 +158,8 @@ int main(int argc, char **argv)
 	save(argv[1], "ack", peer, 5, &ack, sizeof(ack));
 	ack.flags = MPIDI_BIP_ACK_CHOSEN;
 	save(argv[1], "ack-chosen", peer, 5, &ack, sizeof(ack));
+	ack.flags = MPIDI_BIP_ACK_FAILED;
+	save(argv[1], "ack-failed", peer, 5, &ack, sizeof(ack));
 	ack.h.type = MPIDI_BIP_CTL_AM_CTS;
 	ack.flags = 0;
 	save(argv[1], "am-cts", peer, 5, &ack, sizeof(ack));
