@@ -167,11 +167,16 @@ int MPIDI_BIP_am_peer_failed(int node, int err)
 	return mpi_errno;
 }
 
-/* AM_CTS: send the data on the receiver's tag. */
+/* AM_CTS: send the data on the receiver's tag; FAILED: its receive could
+ * not be posted, and the message fails. */
 int MPIDI_BIP_am_cts(int node, MPIR_Request *sreq,
 		     const MPIDI_BIP_ctl_ack_t *cts)
 {
 	MPIDI_BIP_am_request_t *am = &sreq->dev.ch4.am.netmod_am.bip;
+
+	if (cts->flags & MPIDI_BIP_ACK_FAILED)
+		return am_send_end(sreq, MPIDI_BIP_error(-BIP_ESYS,
+							 "the receiver's fetch"));
 
 	return MPIDI_BIP_lsend(cts, node, am->data, am_lsend_done, sreq);
 }

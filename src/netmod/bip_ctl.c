@@ -73,7 +73,7 @@ static int check_fields(const MPIDI_BIP_ctl_msg_t *m, size_t len,
 				       m->ack.flags &
 					       ~(m->h.type == MPIDI_BIP_CTL_ACK
 							 ? ACK_FLAGS
-							 : 0u) ||
+							 : MPIDI_BIP_ACK_FAILED) ||
 				       ((m->ack.flags &
 					 MPIDI_BIP_ACK_CHOSEN) &&
 					(m->ack.flags & (MPIDI_BIP_ACK_READ |

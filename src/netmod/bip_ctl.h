@@ -86,8 +86,9 @@ typedef struct {
 /* The receiver read [offset, +len) from the sender's memory itself (the
  * announcement's addr): those bytes are not to be sent, they are taken. */
 #define MPIDI_BIP_ACK_READ 0x2
-/* With READ: that read failed; alone: BIP refused the receive of the bytes
- * asked for. The receive failed with it; so does the send. */
+/* With READ: that read failed; alone (in an AM_CTS too, its only flag):
+ * BIP refused the receive of the bytes asked for. The receive failed with
+ * it; so does the send. */
 #define MPIDI_BIP_ACK_FAILED 0x4
 /* Alone: the answer to a WITHDRAW that found the announcement still
  * waiting for a receive: it is dropped, the send is cancelled. */

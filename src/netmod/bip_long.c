@@ -53,21 +53,22 @@ static int free_tag(void)
 
 /* BIP refused lr's receive (rc): only a tag table out of step with BIP's
  * could make it. The transfer ends in that error rather than wait for
- * ever: its owner hears it through lr's completion, and the sender of an
- * ACK through FAILED (its send fails). An AM_CTS has no such answer: an
- * active message's sender is left waiting. */
+ * ever: its owner hears it through lr's completion, and its sender
+ * through the answer (ACK or AM_CTS) with FAILED alone: its send fails.
+ * An active message's error is also the caller's: MPIDIG's handlers drop
+ * a request's error, and the data would be lost without a word. */
 static int lrecv_refused(MPIDI_BIP_lrecv_t *lr, int rc)
 {
 	MPIDI_BIP_ctl_ack_t nack = lr->ack;
-	int mpi_errno = MPI_SUCCESS, err;
+	int err = MPIDI_BIP_error(rc, "bip_ilrecv"), mpi_errno, done;
 
-	if (nack.h.type == MPIDI_BIP_CTL_ACK) {
-		nack.flags = MPIDI_BIP_ACK_FAILED;
-		mpi_errno = MPIDI_BIP_ctl_send(lr->node, &nack, sizeof(nack));
-	}
-	err = lr->complete(lr, MPIDI_BIP_error(rc, "bip_ilrecv"));
+	nack.flags = MPIDI_BIP_ACK_FAILED;
+	mpi_errno = MPIDI_BIP_ctl_send(lr->node, &nack, sizeof(nack));
+	done = lr->complete(lr, err);
 	MPL_free(lr);
-	return mpi_errno ? mpi_errno : err;
+	if (!mpi_errno && nack.h.type == MPIDI_BIP_CTL_AM_CTS)
+		mpi_errno = err;
+	return mpi_errno ? mpi_errno : done;
 }
 
 /* Own the tag, post the receive, answer the sender. */

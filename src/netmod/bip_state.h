@@ -331,7 +331,7 @@ void MPIDI_BIP_credits_agree(int node, int peer_accepts);
  * it completes (bip_path.h); that counting is the caller's. An error
  * returned: nothing was posted, and complete will not run; otherwise
  * complete runs once, maybe before this returns (BIP refused the
- * receive). */
+ * receive: an AM_CTS's error is then returned too, see lrecv_refused). */
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
 		    uint64_t len, uint32_t flags, bool timed, void *dst,
 		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg);

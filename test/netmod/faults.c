@@ -42,6 +42,11 @@
  *              it frees, the third at once. The first arrives; the other
  *              two fail at both ends, and a short message still gets
  *              through.
+ *   refused-am the same for an active message (an accumulate of 64 KiB,
+ *              announced): rank 1's BIP refuses its receive; rank 1 must
+ *              fail with that error, since MPICH's generic RMA drops a
+ *              request's error and the accumulate would be lost without
+ *              a word.
  */
 #include <mpi.h>
 #include <stdlib.h>
@@ -405,6 +410,25 @@ static void refused(void)
 	printf("rank %d: refused receives failed at both ends\n", rank);
 }
 
+static void refused_am(void)
+{
+	enum { N = 8192 };
+	static double a[N], w[N];
+	MPI_Win win;
+	int rc;
+
+	CHECK(size == 2, "run on 2 ranks");
+	MPI_Win_create(w, sizeof(w), sizeof(double), MPI_INFO_NULL,
+		       MPI_COMM_WORLD, &win);
+	MPI_Win_fence(0, win);
+	if (rank == 0)
+		MPI_Accumulate(a, N, MPI_DOUBLE, 1, 0, N, MPI_DOUBLE, MPI_SUM,
+			       win);
+	rc = MPI_Win_fence(0, win);
+	printf("rank %d: fence after the accumulate returned %d\n", rank, rc);
+	MPI_Win_free(&win);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -434,6 +458,8 @@ int main(int argc, char **argv)
 		fifo_full();
 	else if (strcmp(mode, "refused") == 0)
 		refused();
+	else if (strcmp(mode, "refused-am") == 0)
+		refused_am();
 	else
 		CHECK(0, "unknown mode '%s'", mode);
 	MPI_Finalize();

@@ -139,6 +139,13 @@ static void test_decode(void)
 	ack.flags = MPIDI_BIP_ACK_LAST;
 	memcpy(buf, &ack, sizeof(ack));
 	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE, "AM_CTS with a flag");
+	ack.flags = MPIDI_BIP_ACK_FAILED;
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), 0, "AM_CTS of a receive BIP refused");
+	ack.flags = MPIDI_BIP_ACK_FAILED | MPIDI_BIP_ACK_READ;
+	memcpy(buf, &ack, sizeof(ack));
+	expect(buf, sizeof(ack), MPIDI_BIP_CTL_DROP_SIZE,
+	       "AM_CTS of a failed read");
 	ack.h.type = MPIDI_BIP_CTL_ACK;
 	ack.flags = 0;
 	ack.offset = ~0ull - 2;
