@@ -168,15 +168,19 @@ int MPIDI_BIP_am_peer_failed(int node, int err)
 }
 
 /* AM_CTS: send the data on the receiver's tag; FAILED: its receive could
- * not be posted, and the message fails. */
+ * not be posted, and the message fails, here too in the call that ran
+ * progress (MPIDIG's origin callbacks drop a request's error). */
 int MPIDI_BIP_am_cts(int node, MPIR_Request *sreq,
 		     const MPIDI_BIP_ctl_ack_t *cts)
 {
 	MPIDI_BIP_am_request_t *am = &sreq->dev.ch4.am.netmod_am.bip;
 
-	if (cts->flags & MPIDI_BIP_ACK_FAILED)
-		return am_send_end(sreq, MPIDI_BIP_error(-BIP_ESYS,
-							 "the receiver's fetch"));
+	if (cts->flags & MPIDI_BIP_ACK_FAILED) {
+		int err = MPIDI_BIP_error(-BIP_ESYS, "the receiver's fetch");
+		int mpi_errno = am_send_end(sreq, err);
+
+		return mpi_errno ? mpi_errno : err;
+	}
 
 	return MPIDI_BIP_lsend(cts, node, am->data, am_lsend_done, sreq);
 }
@@ -188,7 +192,9 @@ static int am_lrecv_done(MPIDI_BIP_lrecv_t *lr, int err)
 	void **tmp = &rreq->dev.ch4.am.netmod_am.bip.pack_buf;
 
 	if (err) {
-		/* Its sender died: MPIDIG completes it with the error. */
+		/* Its sender died or BIP refused the receive: the request
+		 * ends with the error in its status (which MPIDIG's target
+		 * callbacks do not read; lrecv_refused reports a refusal). */
 		rreq->status.MPI_ERROR = err;
 		MPL_free(*tmp);
 		*tmp = NULL;
@@ -215,6 +221,7 @@ int MPIDI_BIP_am_rts(int node, const MPIDI_BIP_ctl_am_t *am,
 	MPIR_Request *rreq = NULL;
 	MPIDIG_rreq_async_t *a;
 	void *dst;
+	bool taken;
 	int attr = MPIDIG_AM_ATTR__IS_ASYNC, mpi_errno;
 
 	memcpy(am_hdr, payload, am->am_hdr_sz); /* as in am_arrived */
@@ -235,7 +242,7 @@ int MPIDI_BIP_am_rts(int node, const MPIDI_BIP_ctl_am_t *am,
 	}
 	mpi_errno = MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_AM_CTS, am->sreq, 0,
 				    am->data_sz, 0, false, dst, am_lrecv_done,
-				    rreq);
+				    rreq, &taken);
 fn_exit:
 	return mpi_errno;
 fn_fail:

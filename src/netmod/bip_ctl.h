@@ -76,7 +76,7 @@ typedef struct {
 	uint64_t offset;  /* 24: first byte to send */
 	uint64_t len;     /* 32: bytes to send as one BIP long message */
 	uint32_t bip_tag; /* 40 */
-	uint32_t flags;   /* 44: ACK: MPIDI_BIP_ACK_* */
+	uint32_t flags;   /* 44: ACK: MPIDI_BIP_ACK_*; AM_CTS: FAILED or 0 */
 } MPIDI_BIP_ctl_ack_t;
 
 /* The receive is smaller than the message: after these bytes the sender is

@@ -88,23 +88,28 @@ static int lrecv_post(MPIDI_BIP_lrecv_t *lr, int tag)
 
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
 		    uint64_t len, uint32_t flags, bool timed, void *dst,
-		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg)
+		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg,
+		    bool *taken)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	MPIDI_BIP_lrecv_t *lr;
 	int tag = free_tag(), mpi_errno = MPI_SUCCESS;
 
+	*taken = false;
 	lr = lrecv_new(node, ack_type, sreq, offset, len, flags, timed, dst,
 		       complete, arg);
 	MPIR_ERR_CHKANDJUMP(!lr, mpi_errno, MPI_ERR_OTHER, "**nomem");
-	if (tag >= 0)
+	if (tag >= 0) {
+		*taken = true;
 		return lrecv_post(lr, tag);
+	}
 	if (g->rfifo_limit && g->cnt.rfifo_depth >= g->rfifo_limit) {
 		MPL_free(lr);
 		MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**bipfifo",
 				     "**bipfifo %s %d", "receive",
 				     (int)g->rfifo_limit);
 	}
+	*taken = true;
 	if (++g->cnt.rfifo_depth > g->cnt.rfifo_max)
 		g->cnt.rfifo_max = g->cnt.rfifo_depth;
 	if (g->rfifo_tail)
@@ -143,6 +148,15 @@ int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
 	*MPIDI_BIP_global.lsends_tail = ls;
 	MPIDI_BIP_global.lsends_tail = &ls->next;
 	return MPI_SUCCESS;
+}
+
+bool MPIDI_BIP_lsend_pending(const void *arg)
+{
+	for (const MPIDI_BIP_lsend_t *ls = MPIDI_BIP_global.lsends; ls;
+	     ls = ls->next)
+		if (ls->arg == arg)
+			return true;
+	return false;
 }
 
 int MPIDI_BIP_lsends_move(void *arg, const char *from, const char *to)
@@ -219,20 +233,23 @@ fn_fail:
 }
 
 /* The tag is free: the oldest receive waiting for one takes it (the next
- * one, if BIP refused it). */
+ * one, if BIP refused it: an error, the first, goes back only once the
+ * tag is taken or none waits, since nothing else would look again). */
 static int tag_freed(int t)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	MPIDI_BIP_lrecv_t *lr;
-	int mpi_errno = MPI_SUCCESS;
+	int mpi_errno = MPI_SUCCESS, err;
 
-	while (!mpi_errno && (lr = g->rfifo_head) && !g->tag_owner[t]) {
+	while ((lr = g->rfifo_head) && !g->tag_owner[t]) {
 		g->rfifo_head = lr->next;
 		if (!g->rfifo_head)
 			g->rfifo_tail = NULL;
 		lr->next = NULL;
 		g->cnt.rfifo_depth--;
-		mpi_errno = lrecv_post(lr, t);
+		err = lrecv_post(lr, t);
+		if (!mpi_errno)
+			mpi_errno = err;
 	}
 	return mpi_errno;
 }
@@ -242,15 +259,15 @@ static int lrecv_end(int t, int err)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	MPIDI_BIP_lrecv_t *lr = g->tag_owner[t];
-	int mpi_errno;
+	int mpi_errno, rc;
 
 	g->tag_owner[t] = NULL;
 	g->nlrecvs--;
 	mpi_errno = lr->complete(lr, err);
 	MPL_free(lr);
-	if (mpi_errno)
-		return mpi_errno;
-	return tag_freed(t);
+	/* The next one takes the tag whatever this one's owner said. */
+	rc = tag_freed(t);
+	return mpi_errno ? mpi_errno : rc;
 }
 
 static int poll_lrecvs(int *progress)
@@ -284,13 +301,15 @@ fn_fail:
 }
 
 /* A dead peer's transfers end in err: its long sends (BIP failed those it
- * held, which are reaped so its slots free), its long receives (withdrawn
- * from BIP when nothing of theirs arrived yet), and those waiting for a
- * tag. Their owners hear it through their completion functions. */
+ * held, which are reaped so its slots free), its receives waiting for a
+ * tag (first: a tag a receive of its frees below would go to one of
+ * them), and its long receives (withdrawn from BIP when nothing of theirs
+ * arrived yet). Their owners hear it through their completion functions;
+ * an error of one of those, the first, goes back once all are over. */
 int MPIDI_BIP_long_peer_failed(int node, int err)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
-	int mpi_errno = MPI_SUCCESS, done;
+	int mpi_errno = MPI_SUCCESS, rc, done;
 
 	for (MPIDI_BIP_lsend_t **link = &g->lsends, *ls; (ls = *link);) {
 		if (ls->node != node) {
@@ -300,20 +319,9 @@ int MPIDI_BIP_long_peer_failed(int node, int err)
 		if (ls->posted)
 			(void)bip_test_nopoll(g->ep, &ls->breq, &done, NULL);
 		lsend_unlink(link, ls);
-		mpi_errno = ls->complete(ls, err);
+		rc = ls->complete(ls, err);
 		MPL_free(ls);
-		MPIR_ERR_CHECK(mpi_errno);
-	}
-	for (int t = 0; t < g->ntags; t++) {
-		MPIDI_BIP_lrecv_t *lr = g->tag_owner[t];
-
-		if (!lr || lr->node != node)
-			continue;
-		if (bip_test_nopoll(g->ep, &lr->breq, &done, NULL) == 0 &&
-		    !done)
-			(void)bip_cancel(g->ep, &lr->breq);
-		mpi_errno = lrecv_end(t, err);
-		MPIR_ERR_CHECK(mpi_errno);
+		mpi_errno = mpi_errno ? mpi_errno : rc;
 	}
 	for (MPIDI_BIP_lrecv_t **link = &g->rfifo_head, *lr, *prev = NULL;
 	     (lr = *link);) {
@@ -326,14 +334,22 @@ int MPIDI_BIP_long_peer_failed(int node, int err)
 		if (g->rfifo_tail == lr)
 			g->rfifo_tail = prev;
 		g->cnt.rfifo_depth--;
-		mpi_errno = lr->complete(lr, err);
+		rc = lr->complete(lr, err);
 		MPL_free(lr);
-		MPIR_ERR_CHECK(mpi_errno);
+		mpi_errno = mpi_errno ? mpi_errno : rc;
 	}
-fn_exit:
+	for (int t = 0; t < g->ntags; t++) {
+		MPIDI_BIP_lrecv_t *lr = g->tag_owner[t];
+
+		if (!lr || lr->node != node)
+			continue;
+		if (bip_test_nopoll(g->ep, &lr->breq, &done, NULL) == 0 &&
+		    !done)
+			(void)bip_cancel(g->ep, &lr->breq);
+		rc = lrecv_end(t, err);
+		mpi_errno = mpi_errno ? mpi_errno : rc;
+	}
 	return mpi_errno;
-fn_fail:
-	goto fn_exit;
 }
 
 int MPIDI_BIP_long_progress(int *progress)

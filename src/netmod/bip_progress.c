@@ -146,6 +146,10 @@ static int named_request(int node, const MPIDI_BIP_ctl_msg_t *m,
 		req = MPIDI_BIP_handle_get(&g->am_sends, m->ack.sreq);
 		if (!req || req->dev.ch4.am.netmod_am.bip.node != node)
 			return MPIDI_BIP_CTL_DROP_HANDLE;
+		/* One answer per message: its data already leaving says the
+		 * receiver answered before. */
+		if (MPIDI_BIP_lsend_pending(req))
+			return MPIDI_BIP_CTL_DROP_RANGE;
 		data_sz = req->dev.ch4.am.netmod_am.bip.data_sz;
 		break;
 	default:

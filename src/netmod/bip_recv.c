@@ -225,7 +225,8 @@ recv_end(MPIR_Request *rreq)
 	MPIDIU_request_complete(rreq);
 }
 
-/* The message will never come (its sender died): the receive ends in err. */
+/* The message will never come (its sender died, or its fetch failed): the
+ * receive ends in err. */
 static int recv_fail(MPIR_Request *rreq, int rank, int tag, int err)
 {
 	rreq->status.MPI_SOURCE = rank;
@@ -411,15 +412,18 @@ static void asked(bool timed, uint64_t len, int err)
 
 /* Post the receive of the len bytes at offset asked for into dst; the ACK
  * (flags) follows. A timed ask (of whole bytes, its message) whose receive
- * cannot be posted is no longer in flight. */
+ * was not even taken is no longer in flight (a taken one says so through
+ * done). */
 static int ask_post(int node, uint64_t sreq, uint64_t offset, uint64_t len,
 		    uint32_t flags, bool timed, uint64_t whole, void *dst,
 		    int (*done)(MPIDI_BIP_lrecv_t *, int), void *arg)
 {
+	bool taken;
 	int mpi_errno = MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, sreq, offset,
-					len, flags, timed, dst, done, arg);
+					len, flags, timed, dst, done, arg,
+					&taken);
 
-	if (mpi_errno)
+	if (mpi_errno && !taken)
 		asked(timed, whole, mpi_errno);
 	return mpi_errno;
 }
@@ -654,7 +658,7 @@ static int unexp_landed(MPIDI_BIP_unexp_t *u, int err)
 	if (!u->rreq) {
 		/* Its receive, when it comes, finishes or fails at once. */
 		u->arrived = !err;
-		u->failed = !!err;
+		u->err = err;
 		return MPI_SUCCESS;
 	}
 	if (err)
@@ -872,9 +876,8 @@ static int take_unexp(MPIR_Request *rreq, MPIDI_BIP_unexp_t *u)
 
 	r->rank = u->rank;
 	r->tag = u->tag;
-	if (u->failed) {
-		mpi_errno = recv_fail(rreq, u->rank, u->tag,
-				      MPIDI_BIP_proc_failed(u->node));
+	if (u->err) {
+		mpi_errno = recv_fail(rreq, u->rank, u->tag, u->err);
 		if (u->type == MPIDI_BIP_CTL_RTS3)
 			MPIDI_BIP_buf_put(u->data);
 		unexp_free(u);
@@ -1062,7 +1065,7 @@ int MPIDI_BIP_recv_peer_failed(int node, int err)
 		if (u->node != node ||
 		    (u->type != MPIDI_BIP_CTL_RNDV && !u->held))
 			continue;
-		u->failed = true;
+		u->err = err;
 		if (u->held) {
 			u->held = false;
 			g->nheld--;

@@ -367,8 +367,8 @@ static int send_fragment_done(MPIDI_BIP_lsend_t *ls, int err)
 	MPIR_Request *sreq = ls->arg;
 	MPIDI_BIP_request_t *r = &BIP_REQ(sreq);
 
-	if (err)
-		return send_fail(sreq, err);
+	if (err || sreq->status.MPI_ERROR)
+		return send_fail(sreq, err ? err : sreq->status.MPI_ERROR);
 	r->offset += ls->len;
 	if (r->offset < r->cap)
 		return MPI_SUCCESS; /* the next ACK asks for more */
@@ -391,9 +391,17 @@ int MPIDI_BIP_send_ack(int node, MPIR_Request *sreq,
 		MPIR_STATUS_SET_CANCEL_BIT(sreq->status, TRUE);
 		return send_complete(sreq);
 	}
-	if (ack->flags & MPIDI_BIP_ACK_FAILED)
-		return send_fail(sreq, MPIDI_BIP_error(-BIP_ESYS,
-						       "the receiver's fetch"));
+	if (ack->flags & MPIDI_BIP_ACK_FAILED) {
+		int err = MPIDI_BIP_error(-BIP_ESYS, "the receiver's fetch");
+
+		/* A fragment still leaving ends the send (its end reads the
+		 * error): the request stays until BIP is done with it. */
+		if (MPIDI_BIP_lsend_pending(sreq)) {
+			sreq->status.MPI_ERROR = err;
+			return MPI_SUCCESS;
+		}
+		return send_fail(sreq, err);
+	}
 	if (ack->flags & MPIDI_BIP_ACK_READ) {
 		r->offset = ack->offset + ack->len;
 		return r->offset >= r->cap ? send_complete(sreq)

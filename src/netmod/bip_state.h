@@ -44,7 +44,8 @@ typedef struct MPIDI_BIP_unexp {
 	int rank, tag;
 	uint8_t type;        /* CTL_SHORT, CTL_RTS3 or CTL_RNDV */
 	bool arrived;        /* all data is in `data` */
-	bool failed;         /* its sender died before its data came */
+	int err;             /* why its data will not come (its sender died,
+			      * its read or receive failed), or 0 */
 	uint64_t data_sz;
 	uint64_t sreq;       /* RTS3/RNDV: the sender's request */
 	uint64_t addr;       /* RTS3/RNDV: its data, to read (0: ask) */
@@ -328,13 +329,15 @@ void MPIDI_BIP_credits_agree(int node, int peer_accepts);
 /* Receive len bytes into dst from node on a free tag (or once one frees);
  * the answer ack_type (ACK or AM_CTS) names the tag, sreq, offset and
  * flags (MPIDI_BIP_ACK_*). timed: the chooser counts it in flight until
- * it completes (bip_path.h); that counting is the caller's. An error
- * returned: nothing was posted, and complete will not run; otherwise
- * complete runs once, maybe before this returns (BIP refused the
- * receive: an AM_CTS's error is then returned too, see lrecv_refused). */
+ * it completes (bip_path.h); that counting is the caller's. *taken: the
+ * receive is under way, and complete runs once, maybe before this returns
+ * (BIP refused it); an error may come back all the same (the answer could
+ * not go, or an active message's, see lrecv_refused). Not taken: nothing
+ * happened but the error. */
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
 		    uint64_t len, uint32_t flags, bool timed, void *dst,
-		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg);
+		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg,
+		    bool *taken);
 int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
 			  const void *src,
 			  int (*complete)(MPIDI_BIP_lsend_t *, int), void *arg);
@@ -347,6 +350,8 @@ static inline bool MPIDI_BIP_long_busy(void)
 /* The long sends of request arg read from `to` instead of `from` (a copy
  * of the same bytes), those BIP holds already included. */
 int MPIDI_BIP_lsends_move(void *arg, const char *from, const char *to);
+/* Whether a long send for arg (its request) is still under way. */
+bool MPIDI_BIP_lsend_pending(const void *arg);
 
 /* bip_recv.c, bip_send.c, bip_am.c: what arriving control messages do
  * (checked, and the requests they name looked up, in bip_progress.c). */

@@ -881,20 +881,22 @@ static void pull_two(const struct simwire_faults *f, unsigned flags,
 					  BIPFW_LONG_READY | flags, &sg[m]);
 		CHECK(slot[m] >= 0, "ready send %d", m);
 	}
-	bipfw_step(d.fw[0]);
-	if (pulled) {
-		CHECK(bipfw_rebase_send(d.fw[0], (unsigned)slot[0], sg[0],
-					copy) == -BIP_EBUSY,
-		      "a message being read was moved");
-	} else {
-		/* One in packets moves (an MPI_Cancel's copy): the rest of
-		 * it comes from the copy, not from what was its buffer. */
+	if (!pulled) {
+		/* One in packets moves (an MPI_Cancel's copy): all of it then
+		 * comes from the copy, not from what was its buffer. */
+		CHECK(simwire_sent(d.net, BIP_PKT_LONG_DATA) == 0,
+		      "a message left before it could move");
 		memcpy(copy, src[0], sizeof(copy));
 		CHECK(bipfw_rebase_send(d.fw[0], (unsigned)slot[0], sg[0],
 					copy) == 0,
 		      "a message sent in packets could not move");
 		memset(src[0], 0xee, sizeof(src[0]));
 	}
+	bipfw_step(d.fw[0]);
+	CHECK(!pulled ||
+		      bipfw_rebase_send(d.fw[0], (unsigned)slot[0], sg[0],
+					copy) == -BIP_EBUSY,
+	      "a message being read was moved");
 	for (int i = 0; i < 100000 && (!rc[1] || !rrc[1]); i++) {
 		duo_steps(&d, 1);
 		for (int m = 0; m < 2; m++) {

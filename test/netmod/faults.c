@@ -42,11 +42,15 @@
  *              it frees, the third at once. The first arrives; the other
  *              two fail at both ends, and a short message still gets
  *              through.
+ *   refused-rndv  the same for a rendezvous message of 1 MiB in fragments
+ *              of 256 KiB: the first is posted, the second refused (its
+ *              answer may come while the first is still leaving): both
+ *              ends fail, and a short message still gets through.
  *   refused-am the same for an active message (an accumulate of 64 KiB,
- *              announced): rank 1's BIP refuses its receive; rank 1 must
- *              fail with that error, since MPICH's generic RMA drops a
- *              request's error and the accumulate would be lost without
- *              a word.
+ *              announced): rank 1's BIP refuses its receive. MPICH's
+ *              generic RMA drops a request's error, and the accumulate
+ *              would be lost without a word: rank 0's fence must fail,
+ *              and rank 1 must fail with the refusal.
  */
 #include <mpi.h>
 #include <stdlib.h>
@@ -410,6 +414,31 @@ static void refused(void)
 	printf("rank %d: refused receives failed at both ends\n", rank);
 }
 
+static void refused_rndv(void)
+{
+	enum { BIG = 1 << 20 };
+	static char buf[BIG];
+	int rc, x = 0;
+
+	CHECK(size == 2, "run on 2 ranks");
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	if (rank == 0) {
+		rc = MPI_Send(buf, BIG, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+		x = 42;
+		CHECK(MPI_Send(&x, 1, MPI_INT, 1, 4, MPI_COMM_WORLD) ==
+			      MPI_SUCCESS, "the short message after");
+	} else {
+		rc = MPI_Recv(buf, BIG, MPI_CHAR, 0, 1, MPI_COMM_WORLD,
+			      MPI_STATUS_IGNORE);
+		CHECK(MPI_Recv(&x, 1, MPI_INT, 0, 4, MPI_COMM_WORLD,
+			       MPI_STATUS_IGNORE) == MPI_SUCCESS && x == 42,
+		      "the short message after");
+	}
+	CHECK(rc != MPI_SUCCESS, "rank %d: a refused fragment did not fail",
+	      rank);
+	printf("rank %d: a refused fragment failed\n", rank);
+}
+
 static void refused_am(void)
 {
 	enum { N = 8192 };
@@ -420,12 +449,15 @@ static void refused_am(void)
 	CHECK(size == 2, "run on 2 ranks");
 	MPI_Win_create(w, sizeof(w), sizeof(double), MPI_INFO_NULL,
 		       MPI_COMM_WORLD, &win);
+	MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
 	MPI_Win_fence(0, win);
 	if (rank == 0)
 		MPI_Accumulate(a, N, MPI_DOUBLE, 1, 0, N, MPI_DOUBLE, MPI_SUM,
 			       win);
 	rc = MPI_Win_fence(0, win);
-	printf("rank %d: fence after the accumulate returned %d\n", rank, rc);
+	printf("rank %d: fence after the accumulate %s\n", rank,
+	       rc ? "failed" : "succeeded");
+	fflush(stdout);
 	MPI_Win_free(&win);
 }
 
@@ -458,6 +490,8 @@ int main(int argc, char **argv)
 		fifo_full();
 	else if (strcmp(mode, "refused") == 0)
 		refused();
+	else if (strcmp(mode, "refused-rndv") == 0)
+		refused_rndv();
 	else if (strcmp(mode, "refused-am") == 0)
 		refused_am();
 	else

@@ -121,14 +121,27 @@ echo "$out"
 	{ echo "FAILED: refused receives did not fail at both ends"; exit 1; }
 echo "$out" | grep "bip netmod rank 1:" | grep -q "receive FIFO max 1," ||
 	{ echo "FAILED: no receive waited in the FIFO for the tag"; exit 1; }
+# The second fragment of a rendezvous message refused, its answer maybe
+# overtaking the first fragment's end at the sender.
+echo "+ mpiexec -n 1 faults refused-rndv : -n 1 -env LD_PRELOAD no_lrecv.so faults refused-rndv"
+out=$(BIP_SHM_PULL_MIN=never MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE=262144 \
+	timeout 60 "$MPIEXEC" -n 1 "$W/faults" refused-rndv : -n 1 \
+	-env LD_PRELOAD "$W/no_lrecv.so" -env NO_LRECV_AFTER 1 \
+	"$W/faults" refused-rndv 2>&1) ||
+	{ echo "$out"; echo "FAILED: a refused fragment"; exit 1; }
+echo "$out"
+[ "$(echo "$out" | grep -c "a refused fragment failed")" = 2 ] ||
+	{ echo "FAILED: a refused fragment did not fail at both ends"; exit 1; }
+
 # An active message's receive refused: MPICH's generic RMA drops the
-# request's error, so the call that ran progress reports it (else the
-# accumulate is lost without a word), and the job ends.
+# request's error, so at both ends the call that ran progress reports it
+# (else the accumulate is lost without a word), and the job ends.
 echo "+ mpiexec -n 1 faults refused-am : -n 1 -env LD_PRELOAD no_lrecv.so faults refused-am"
 out=$(BIP_SHM_PULL_MIN=never timeout 60 "$MPIEXEC" -n 1 "$W/faults" refused-am : \
 	-n 1 -env LD_PRELOAD "$W/no_lrecv.so" "$W/faults" refused-am 2>&1)
 rc=$?
 echo "$out"
 [ $rc -ne 124 ] || { echo "FAILED: a refused active message hung the job"; exit 1; }
-echo "$out" | grep -q "BIP call bip_ilrecv failed" ||
-	{ echo "FAILED: a refused active message was not reported"; exit 1; }
+echo "$out" | grep -q "BIP call bip_ilrecv failed" &&
+	echo "$out" | grep -q "rank 0: fence after the accumulate failed" ||
+	{ echo "FAILED: a refused active message was not reported at both ends"; exit 1; }

@@ -49,8 +49,6 @@ static const struct {
 	  "bytes the receiver read itself" },
 	{ MPIDI_BIP_ACK_READ | MPIDI_BIP_ACK_FAILED, 0, "a read that failed" },
 	{ MPIDI_BIP_ACK_FAILED, 0, "a receive BIP refused" },
-	{ MPIDI_BIP_ACK_FAILED | MPIDI_BIP_ACK_LAST, 0,
-	  "the last receive of a truncated message refused" },
 	{ MPIDI_BIP_ACK_WITHDRAWN, 0, "a withdrawn announcement dropped" },
 	{ MPIDI_BIP_ACK_WITHDRAWN | MPIDI_BIP_ACK_READ, MPIDI_BIP_CTL_DROP_SIZE,
 	  "dropped and read at once" },
