@@ -72,6 +72,18 @@ done
 		printf "bandwidth >= 1.1 x %d of %d (worst %.2f at %d B); ", b, n, wb, wbs
 		printf "bibw >= 1.1 x %d of %d (worst %.2f at %d B)\n", bb, n, wbb, wbbs
 	}' "$tmp/table"
+# The machine's mode, round by round: 8 B latency (one way) has a fast and
+# a slow mode that last seconds and do not show as steal, for every party
+# alike; a ratio is fair where the parties' rounds fell alike.
+for p in ours $peers; do
+	printf '# 8 B latency by round (us), %s:' "$p"
+	r=0
+	while [ $r -lt "$rounds" ]; do
+		awk '$1 == 8 { printf " %s", $2 }' "$tmp/$p.$r" 2>/dev/null
+		r=$((r + 1))
+	done
+	echo
+done
 
 # The curves, log-log, one line per party and measure.
 command -v gnuplot >/dev/null || { echo "# gnuplot is not installed: no plot"; exit 0; }
