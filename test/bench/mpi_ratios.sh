@@ -8,7 +8,8 @@
 # party once in turn, the median per size, and our ratio to the best peer
 # at that size. Goals (issue 10): latency <= 0.9 x, bandwidth and
 # bidirectional bandwidth >= 1.1 x the best peer at every size; the first
-# 200 round trips after MPI_Init within 1.2 x the steady state. With
+# 200 round trips after MPI_Init within 1.2 x the steady state. Then each
+# party's 8 B latency round by round: the machine's mode. With
 # gnuplot installed, the latency and bandwidth curves of every party go to
 # PLOT (default mpi_ratios.png), as in Fig. 1 of the MPI-BIP paper.
 set -eu
