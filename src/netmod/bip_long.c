@@ -248,8 +248,7 @@ static int tag_freed(int t)
 		lr->next = NULL;
 		g->cnt.rfifo_depth--;
 		err = lrecv_post(lr, t);
-		if (!mpi_errno)
-			mpi_errno = err;
+		mpi_errno = mpi_errno ? mpi_errno : err;
 	}
 	return mpi_errno;
 }
