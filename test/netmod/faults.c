@@ -71,7 +71,7 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void burst(void)
+static void burst(int unused)
 {
 	int v[100];
 
@@ -94,7 +94,7 @@ static void burst(void)
 	}
 }
 
-static void cancel(void)
+static void cancel(int unused)
 {
 	enum { N = 100000 };
 	static char buf[N];
@@ -146,7 +146,7 @@ static long peak_rss_mb(void)
 	return ru.ru_maxrss / 1024;
 }
 
-static void truncate_recv(void)
+static void truncate_recv(int unused)
 {
 	/* 3 GiB and 1.5 GiB of doubles; the sender's pages are never
 	 * written, so they cost it no memory either. */
@@ -188,7 +188,7 @@ static void truncate_recv(void)
 	free(big);
 }
 
-static void dead_long(void)
+static void dead_long(int unused)
 {
 	/* Far more than a ring holds: whatever rank 2's last progress call
 	 * takes in after the announcement's answer, it cannot be the whole
@@ -300,7 +300,7 @@ static void dead_bcast(int n)
 	_exit(0);
 }
 
-static void dead_eager(void)
+static void dead_eager(int unused)
 {
 	enum { N = 10000 };
 	static char buf[N];
@@ -326,7 +326,7 @@ static void dead_eager(void)
 	_exit(0);
 }
 
-static void fifo_full(void)
+static void fifo_full(int unused)
 {
 	enum { BIG = 300000, MID = 10000 };
 	static char big[BIG], mid[2][MID];
@@ -374,7 +374,7 @@ static void fifo_full(void)
 	}
 }
 
-static void refused(void)
+static void refused(int unused)
 {
 	enum { MID = 100000 };
 	static char buf[3][MID];
@@ -414,7 +414,7 @@ static void refused(void)
 	printf("rank %d: refused receives failed at both ends\n", rank);
 }
 
-static void refused_rndv(void)
+static void refused_rndv(int unused)
 {
 	enum { BIG = 1 << 20 };
 	static char buf[BIG];
@@ -439,7 +439,7 @@ static void refused_rndv(void)
 	printf("rank %d: a refused fragment failed\n", rank);
 }
 
-static void refused_am(void)
+static void refused_am(int unused)
 {
 	enum { N = 8192 };
 	static double a[N], w[N];
@@ -461,41 +461,40 @@ static void refused_am(void)
 	MPI_Win_free(&win);
 }
 
+/* The modes, by the name faults.sh gives. */
+static const struct {
+	const char *name;
+	void (*run)(int);
+	int arg;
+} modes[] = {
+	{ "burst", burst, 0 },
+	{ "cancel", cancel, 0 },
+	{ "truncate", truncate_recv, 0 },
+	{ "dead-long", dead_long, 0 },
+	{ "dead-recv", dead_peer, 0 },
+	{ "dead-coll", dead_peer, 1 },
+	{ "dead-bcast", dead_bcast, 1 },
+	{ "dead-bcast-pieces", dead_bcast, 80000 },
+	{ "dead-eager", dead_eager, 0 },
+	{ "fifo-full", fifo_full, 0 },
+	{ "refused", refused, 0 },
+	{ "refused-rndv", refused_rndv, 0 },
+	{ "refused-am", refused_am, 0 },
+	{ NULL, NULL, 0 },
+};
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
+	int i;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	if (strcmp(mode, "burst") == 0)
-		burst();
-	else if (strcmp(mode, "cancel") == 0)
-		cancel();
-	else if (strcmp(mode, "truncate") == 0)
-		truncate_recv();
-	else if (strcmp(mode, "dead-long") == 0)
-		dead_long();
-	else if (strcmp(mode, "dead-recv") == 0)
-		dead_peer(0);
-	else if (strcmp(mode, "dead-coll") == 0)
-		dead_peer(1);
-	else if (strcmp(mode, "dead-bcast") == 0)
-		dead_bcast(1);
-	else if (strcmp(mode, "dead-bcast-pieces") == 0)
-		dead_bcast(80000);
-	else if (strcmp(mode, "dead-eager") == 0)
-		dead_eager();
-	else if (strcmp(mode, "fifo-full") == 0)
-		fifo_full();
-	else if (strcmp(mode, "refused") == 0)
-		refused();
-	else if (strcmp(mode, "refused-rndv") == 0)
-		refused_rndv();
-	else if (strcmp(mode, "refused-am") == 0)
-		refused_am();
-	else
-		CHECK(0, "unknown mode '%s'", mode);
+	for (i = 0; modes[i].name && strcmp(mode, modes[i].name); i++)
+		;
+	CHECK(modes[i].name, "unknown mode '%s'", mode);
+	modes[i].run(modes[i].arg);
 	MPI_Finalize();
 	return 0;
 }
