@@ -221,7 +221,6 @@ int MPIDI_BIP_am_rts(int node, const MPIDI_BIP_ctl_am_t *am,
 	MPIR_Request *rreq = NULL;
 	MPIDIG_rreq_async_t *a;
 	void *dst;
-	bool taken;
 	int attr = MPIDIG_AM_ATTR__IS_ASYNC, mpi_errno;
 
 	memcpy(am_hdr, payload, am->am_hdr_sz); /* as in am_arrived */
@@ -242,7 +241,7 @@ int MPIDI_BIP_am_rts(int node, const MPIDI_BIP_ctl_am_t *am,
 	}
 	mpi_errno = MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_AM_CTS, am->sreq, 0,
 				    am->data_sz, 0, false, dst, am_lrecv_done,
-				    rreq, &taken);
+				    rreq);
 fn_exit:
 	return mpi_errno;
 fn_fail:

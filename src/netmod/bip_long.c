@@ -15,34 +15,6 @@
 #include "mpidimpl.h"
 #include "bip_state.h"
 
-static MPIDI_BIP_lrecv_t *lrecv_new(int node, int ack_type, uint64_t sreq,
-				    uint64_t offset, uint64_t len,
-				    uint32_t flags, bool timed, void *dst,
-				    int (*complete)(MPIDI_BIP_lrecv_t *, int),
-				    void *arg)
-{
-	MPIDI_BIP_lrecv_t *lr = MPL_malloc(sizeof(*lr), MPL_MEM_BUFFER);
-
-	if (!lr)
-		return NULL;
-	*lr = (MPIDI_BIP_lrecv_t){
-		.node = node,
-		.tag = -1,
-		.dst = dst,
-		.ack = {
-			.h.type = (uint8_t)ack_type,
-			.sreq = sreq,
-			.offset = offset,
-			.len = len,
-			.flags = flags,
-		},
-		.timed = timed,
-		.complete = complete,
-		.arg = arg,
-	};
-	return lr;
-}
-
 static int free_tag(void)
 {
 	for (int t = 0; t < MPIDI_BIP_global.ntags; t++)
@@ -51,24 +23,33 @@ static int free_tag(void)
 	return -1;
 }
 
-/* BIP refused lr's receive (rc): only a tag table out of step with BIP's
- * could make it. The transfer ends in that error rather than wait for
- * ever: its owner hears it through lr's completion, and its sender
- * through the answer (ACK or AM_CTS) with FAILED alone: its send fails.
- * An active message's error is also the caller's: MPIDIG's handlers drop
- * a request's error, and the data would be lost without a word. */
-static int lrecv_refused(MPIDI_BIP_lrecv_t *lr, int rc)
+/* lr can go no further (err): its transfer ends in that error at both
+ * ends, its owner hearing it through lr's completion and its sender
+ * through the answer (ACK or AM_CTS) with FAILED alone, which fails its
+ * send. Never a sender that waits for ever. lr stays the caller's. */
+static int lrecv_fail(MPIDI_BIP_lrecv_t *lr, int err)
 {
 	MPIDI_BIP_ctl_ack_t nack = lr->ack;
-	int err = MPIDI_BIP_error(rc, "bip_ilrecv"), mpi_errno, done;
+	int mpi_errno, done;
 
 	nack.flags = MPIDI_BIP_ACK_FAILED;
 	mpi_errno = MPIDI_BIP_ctl_send(lr->node, &nack, sizeof(nack));
 	done = lr->complete(lr, err);
-	MPL_free(lr);
-	if (!mpi_errno && nack.h.type == MPIDI_BIP_CTL_AM_CTS)
-		mpi_errno = err;
 	return mpi_errno ? mpi_errno : done;
+}
+
+/* BIP refused lr's receive (rc): only a tag table out of step with BIP's
+ * could make it. An active message's error is also the caller's:
+ * MPIDIG's handlers drop a request's error, and the data would be lost
+ * without a word. */
+static int lrecv_refused(MPIDI_BIP_lrecv_t *lr, int rc)
+{
+	int err = MPIDI_BIP_error(rc, "bip_ilrecv");
+	bool am = lr->ack.h.type == MPIDI_BIP_CTL_AM_CTS;
+	int mpi_errno = lrecv_fail(lr, err);
+
+	MPL_free(lr);
+	return mpi_errno ? mpi_errno : am ? err : MPI_SUCCESS;
 }
 
 /* Own the tag, post the receive, answer the sender. */
@@ -88,28 +69,46 @@ static int lrecv_post(MPIDI_BIP_lrecv_t *lr, int tag)
 
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
 		    uint64_t len, uint32_t flags, bool timed, void *dst,
-		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg,
-		    bool *taken)
+		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
-	MPIDI_BIP_lrecv_t *lr;
-	int tag = free_tag(), mpi_errno = MPI_SUCCESS;
+	MPIDI_BIP_lrecv_t want = {
+		.node = node,
+		.tag = -1,
+		.dst = dst,
+		.ack = {
+			.h.type = (uint8_t)ack_type,
+			.sreq = sreq,
+			.offset = offset,
+			.len = len,
+			.flags = flags,
+		},
+		.timed = timed,
+		.complete = complete,
+		.arg = arg,
+	}, *lr;
+	int tag = free_tag(), err, mpi_errno;
 
-	*taken = false;
-	lr = lrecv_new(node, ack_type, sreq, offset, len, flags, timed, dst,
-		       complete, arg);
-	MPIR_ERR_CHKANDJUMP(!lr, mpi_errno, MPI_ERR_OTHER, "**nomem");
-	if (tag >= 0) {
-		*taken = true;
+	/* Out of memory, or the FIFO at its limit: the transfer fails, and
+	 * the call that ran progress says why (RECV_FIFO_MAX's rule). */
+	if (tag < 0 && g->rfifo_limit && g->cnt.rfifo_depth >= g->rfifo_limit)
+		err = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+					   __func__, __LINE__, MPI_ERR_OTHER,
+					   "**bipfifo", "**bipfifo %s %d",
+					   "receive", (int)g->rfifo_limit);
+	else if (!(lr = MPL_malloc(sizeof(*lr), MPL_MEM_BUFFER)))
+		err = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+					   __func__, __LINE__, MPI_ERR_OTHER,
+					   "**nomem", 0);
+	else
+		err = MPI_SUCCESS;
+	if (err) {
+		mpi_errno = lrecv_fail(&want, err);
+		return mpi_errno ? mpi_errno : err;
+	}
+	*lr = want;
+	if (tag >= 0)
 		return lrecv_post(lr, tag);
-	}
-	if (g->rfifo_limit && g->cnt.rfifo_depth >= g->rfifo_limit) {
-		MPL_free(lr);
-		MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**bipfifo",
-				     "**bipfifo %s %d", "receive",
-				     (int)g->rfifo_limit);
-	}
-	*taken = true;
 	if (++g->cnt.rfifo_depth > g->cnt.rfifo_max)
 		g->cnt.rfifo_max = g->cnt.rfifo_depth;
 	if (g->rfifo_tail)
@@ -117,10 +116,7 @@ int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
 	else
 		g->rfifo_head = lr;
 	g->rfifo_tail = lr;
-fn_exit:
-	return mpi_errno;
-fn_fail:
-	goto fn_exit;
+	return MPI_SUCCESS;
 }
 
 int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
@@ -150,30 +146,32 @@ int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
 	return MPI_SUCCESS;
 }
 
+/* The next send after ls (NULL: from the first) that arg owns, or NULL. */
+static MPIDI_BIP_lsend_t *lsend_next(MPIDI_BIP_lsend_t *ls, const void *arg)
+{
+	for (ls = ls ? ls->next : MPIDI_BIP_global.lsends; ls && ls->arg != arg;
+	     ls = ls->next)
+		;
+	return ls;
+}
+
 bool MPIDI_BIP_lsend_pending(const void *arg)
 {
-	for (const MPIDI_BIP_lsend_t *ls = MPIDI_BIP_global.lsends; ls;
-	     ls = ls->next)
-		if (ls->arg == arg)
-			return true;
-	return false;
+	return lsend_next(NULL, arg) != NULL;
 }
 
 int MPIDI_BIP_lsends_move(void *arg, const char *from, const char *to)
 {
-	for (MPIDI_BIP_lsend_t *ls = MPIDI_BIP_global.lsends; ls;
-	     ls = ls->next) {
+	for (MPIDI_BIP_lsend_t *ls = lsend_next(NULL, arg); ls;
+	     ls = lsend_next(ls, arg)) {
 		int rc;
 
-		if (ls->arg != arg)
-			continue;
 		ls->src = to + ((const char *)ls->src - from);
-		if (ls->posted) {
-			rc = bip_rebase(MPIDI_BIP_global.ep, &ls->breq,
-					ls->src);
-			if (rc < 0 && rc != -BIP_ENOREQ)
-				return MPIDI_BIP_error(rc, "bip_rebase");
-		}
+		if (!ls->posted)
+			continue;
+		rc = bip_rebase(MPIDI_BIP_global.ep, &ls->breq, ls->src);
+		if (rc < 0 && rc != -BIP_ENOREQ)
+			return MPIDI_BIP_error(rc, "bip_rebase");
 	}
 	return MPI_SUCCESS;
 }

@@ -411,21 +411,14 @@ static void asked(bool timed, uint64_t len, int err)
 }
 
 /* Post the receive of the len bytes at offset asked for into dst; the ACK
- * (flags) follows. A timed ask (of whole bytes, its message) whose receive
- * was not even taken is no longer in flight (a taken one says so through
- * done). */
+ * (flags) follows. A timed ask is in flight until done runs, which is
+ * also how a receive that could not be posted ends. */
 static int ask_post(int node, uint64_t sreq, uint64_t offset, uint64_t len,
-		    uint32_t flags, bool timed, uint64_t whole, void *dst,
+		    uint32_t flags, bool timed, void *dst,
 		    int (*done)(MPIDI_BIP_lrecv_t *, int), void *arg)
 {
-	bool taken;
-	int mpi_errno = MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, sreq, offset,
-					len, flags, timed, dst, done, arg,
-					&taken);
-
-	if (mpi_errno && !taken)
-		asked(timed, whole, mpi_errno);
-	return mpi_errno;
+	return MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, sreq, offset, len,
+			       flags, timed, dst, done, arg);
 }
 
 /* Ask node for the len bytes read_data left to ask for (how) into dst, in
@@ -435,7 +428,7 @@ static int ask_for(enum fetch how, int node, uint64_t sreq, uint64_t len,
 		   int (*done)(MPIDI_BIP_lrecv_t *, int), void *arg)
 {
 	return ask_post(node, sreq, 0, len, flags | ask_packets(how),
-			ask_timed(how, len), len, dst, done, arg);
+			ask_timed(how, len), dst, done, arg);
 }
 
 /* --- reading with the sender's help ---------------------------------------- */
@@ -806,7 +799,7 @@ static int rndv_fragment(MPIR_Request *rreq, uint32_t packets, bool timed)
 	uint64_t len = MPL_MIN(MPIDI_BIP_global.fragment, r->cap - r->offset);
 
 	return ask_post(r->node, r->peer, r->offset, len,
-			ack_flags(r, r->offset + len) | packets, timed, r->cap,
+			ack_flags(r, r->offset + len) | packets, timed,
 			(char *)r->data + r->offset, rndv_fragment_done, rreq);
 }
 

@@ -329,15 +329,14 @@ void MPIDI_BIP_credits_agree(int node, int peer_accepts);
 /* Receive len bytes into dst from node on a free tag (or once one frees);
  * the answer ack_type (ACK or AM_CTS) names the tag, sreq, offset and
  * flags (MPIDI_BIP_ACK_*). timed: the chooser counts it in flight until
- * it completes (bip_path.h); that counting is the caller's. *taken: the
- * receive is under way, and complete runs once, maybe before this returns
- * (BIP refused it); an error may come back all the same (the answer could
- * not go, or an active message's, see lrecv_refused). Not taken: nothing
- * happened but the error. */
+ * it completes (bip_path.h); that counting is the caller's. complete
+ * runs once, maybe before this returns: a receive that cannot be posted
+ * nor wait (BIP refused it, no memory, the FIFO at its limit) ends in an
+ * error at both ends. An error may come back all the same (the answer
+ * could not go; the FIFO's limit; an active message's, see lrecv_refused). */
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
 		    uint64_t len, uint32_t flags, bool timed, void *dst,
-		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg,
-		    bool *taken);
+		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg);
 int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
 			  const void *src,
 			  int (*complete)(MPIDI_BIP_lsend_t *, int), void *arg);

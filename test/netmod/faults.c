@@ -345,8 +345,13 @@ static void fifo_full(int unused)
 		MPI_Isend(mid[1], MID, MPI_CHAR, 0, 7, MPI_COMM_WORLD, &r[1]);
 		MPI_Send(&x, 1, MPI_INT, 0, 8, MPI_COMM_WORLD);
 		MPI_Wait(&r[0], MPI_STATUS_IGNORE);
-		/* The second announcement died with the error at rank 0. */
-		MPI_Request_free(&r[1]);
+		/* The second announcement met the full FIFO: it fails here
+		 * too, rather than wait for ever. */
+		rc = MPI_Wait(&r[1], MPI_STATUS_IGNORE);
+		MPI_Error_class(rc, &cls);
+		CHECK(cls == MPI_ERR_OTHER,
+		      "the send the full FIFO refused: class %d", cls);
+		printf("rank 1: the send the full FIFO refused failed\n");
 	} else {
 		double t;
 		int failed = 0;
@@ -371,6 +376,13 @@ static void fifo_full(int unused)
 			 MPI_STATUS_IGNORE);
 		MPI_Wait(&r[0], MPI_STATUS_IGNORE);
 		printf("rank 0: a failed dispatch gave its credit back\n");
+		/* And its receive fails with the FIFO's error. */
+		rc = MPI_Recv(mid[1], MID, MPI_CHAR, 1, 7, MPI_COMM_WORLD,
+			      MPI_STATUS_IGNORE);
+		MPI_Error_class(rc, &cls);
+		CHECK(cls == MPI_ERR_OTHER,
+		      "the receive the full FIFO refused: class %d", cls);
+		printf("rank 0: the receive the full FIFO refused failed\n");
 	}
 }
 

@@ -97,11 +97,14 @@ echo "$out" | grep -q "rank 0: eager receive from the dead rank: class" ||
 
 # A control message whose handling fails (the receive FIFO is full) gives
 # its credit back all the same: the sender's next message gets through.
+# The message itself fails at both ends, its sender not left waiting.
 # (Without reads by the receiver: a message it reads needs no BIP tag.)
 MPIR_CVAR_CH4_BIP_CREDITS=2 BIP_LONG_TAGS=1 MPIR_CVAR_CH4_BIP_RECV_FIFO_MAX=1 \
 BIP_SHM_PULL_MIN=never mpirun 3 "$W/faults" fifo-full
 echo "$out" | grep -q "a failed dispatch gave its credit back" ||
 	{ echo "FAILED: the credit of a failed dispatch"; exit 1; }
+[ "$(echo "$out" | grep -c "the full FIFO refused failed")" = 2 ] ||
+	{ echo "FAILED: the message the full FIFO refused did not fail at both ends"; exit 1; }
 
 # BIP refuses a long receive (preloaded into rank 1: the first is posted,
 # the others refused): the refused ones fail at both ends instead of
