@@ -235,15 +235,12 @@ int MPIDI_BIP_am_rts(int node, const MPIDI_BIP_ctl_am_t *am,
 	    a->iov_one.iov_len >= (size_t)am->data_sz) {
 		dst = a->iov_one.iov_base;
 	} else {
+		/* NULL: no memory, the message fails at both ends. */
 		dst = MPL_malloc(am->data_sz, MPL_MEM_BUFFER);
-		MPIR_ERR_CHKANDJUMP(!dst, mpi_errno, MPI_ERR_OTHER, "**nomem");
 		rreq->dev.ch4.am.netmod_am.bip.pack_buf = dst;
 	}
-	mpi_errno = MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_AM_CTS, am->sreq, 0,
-				    am->data_sz, 0, false, dst, am_lrecv_done,
-				    rreq);
-fn_exit:
-	return mpi_errno;
+	return MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_AM_CTS, am->sreq, 0,
+			       am->data_sz, 0, false, dst, am_lrecv_done, rreq);
 fn_fail:
-	goto fn_exit;
+	return mpi_errno;
 }

@@ -89,9 +89,15 @@ int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
 	}, *lr;
 	int tag = free_tag(), err, mpi_errno;
 
-	/* Out of memory, or the FIFO at its limit: the transfer fails, and
-	 * the call that ran progress says why (RECV_FIFO_MAX's rule). */
-	if (tag < 0 && g->rfifo_limit && g->cnt.rfifo_depth >= g->rfifo_limit)
+	/* No memory (for the data: dst NULL; or for lr), or the FIFO at its
+	 * limit: the transfer fails, and the call that ran progress says why
+	 * too (RECV_FIFO_MAX's rule). */
+	if (!dst && len)
+		err = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
+					   __func__, __LINE__, MPI_ERR_OTHER,
+					   "**nomem", 0);
+	else if (tag < 0 && g->rfifo_limit &&
+		 g->cnt.rfifo_depth >= g->rfifo_limit)
 		err = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
 					   __func__, __LINE__, MPI_ERR_OTHER,
 					   "**bipfifo", "**bipfifo %s %d",

@@ -675,6 +675,15 @@ static int unexp_read_done(void *arg, int err)
 	return unexp_landed(arg, err);
 }
 
+/* No memory for the len bytes of node's message sreq: it fails at both
+ * ends, done ending ours (MPIDI_BIP_lrecv, dst NULL). */
+static int recv_no_memory(int node, uint64_t sreq, uint64_t len,
+			  int (*done)(MPIDI_BIP_lrecv_t *, int), void *arg)
+{
+	return MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, sreq, 0, len, 0, false,
+			       NULL, done, arg);
+}
+
 /* --- announcements: eager, three-way, rendezvous ------------------------- */
 
 /* An announcement meets the receive posted for it, if any: the receive
@@ -718,8 +727,8 @@ static int eager_piece(MPIDI_BIP_eager_t *e, const void *data, size_t len)
 	if (e->got < e->data_sz)
 		return MPI_SUCCESS;
 	e->active = false;
-	return e->rreq ? rreq_landed(e->rreq, MPI_SUCCESS)
-		       : unexp_landed(e->u, MPI_SUCCESS);
+	return e->rreq ? rreq_landed(e->rreq, e->err)
+		       : unexp_landed(e->u, e->err);
 }
 
 /* The peer died with its eager message half here. */
@@ -743,18 +752,26 @@ int MPIDI_BIP_recv_eager(int node, const MPIDI_BIP_ctl_rts_t *rts,
 	if (rreq) {
 		e->dst = recv_landing(rreq, rts->data_sz);
 		e->cap = BIP_REQ(rreq).cap;
-		MPIR_ERR_CHKANDJUMP(!e->dst && e->cap, mpi_errno,
-				    MPI_ERR_OTHER, "**nomem");
 	} else {
 		u = unexp_with_data(node, rts);
-		MPIR_ERR_CHKANDJUMP(!u || !u->data, mpi_errno, MPI_ERR_OTHER,
-				    "**nomem");
+		MPIR_ERR_CHKANDJUMP(!u, mpi_errno, MPI_ERR_OTHER, "**nomem");
 		e->u = u;
 		e->dst = u->data;
 		e->cap = rts->data_sz;
 	}
+	/* No memory for the data: the sender is done with it already, so
+	 * its pieces are taken and dropped, and the receive fails with the
+	 * last (the call that runs progress now says so too). */
+	if (!e->dst && e->cap) {
+		e->cap = 0;
+		e->err = MPIR_Err_create_code(MPI_SUCCESS,
+					      MPIR_ERR_RECOVERABLE, __func__,
+					      __LINE__, MPI_ERR_OTHER,
+					      "**nomem", 0);
+	}
 	e->active = true;
-	return eager_piece(e, data, rts->h.len);
+	mpi_errno = eager_piece(e, data, rts->h.len);
+	return mpi_errno ? mpi_errno : e->err;
 fn_fail:
 	return mpi_errno;
 }
@@ -821,9 +838,8 @@ static int rndv_start(MPIR_Request *rreq, int node, uint64_t sreq,
 	if (!r->cap)
 		return recv_nothing(rreq, node, sreq);
 	if (!r->data)
-		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
-					    __func__, __LINE__, MPI_ERR_OTHER,
-					    "**nomem", 0);
+		return recv_no_memory(node, sreq, r->cap, rndv_fragment_done,
+				      rreq);
 	mpi_errno = read_data(node, sreq, addr, r->data, r->cap,
 			      ack_flags(r, r->cap), &how, rreq_read_done, rreq);
 	if (mpi_errno || !to_ask(how))
@@ -847,9 +863,7 @@ static int rts3_matched(MPIR_Request *rreq, int node, uint64_t sreq,
 	if (!r->cap)
 		return recv_nothing(rreq, node, sreq);
 	if (!dst)
-		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
-					    __func__, __LINE__, MPI_ERR_OTHER,
-					    "**nomem", 0);
+		return recv_no_memory(node, sreq, r->cap, rreq_3way_done, rreq);
 	flags = ack_flags(r, r->cap);
 	mpi_errno = read_data(node, sreq, addr, dst, r->cap, flags, &how,
 			      rreq_read_done, rreq);
@@ -940,9 +954,8 @@ static int rts3_fetch(MPIDI_BIP_unexp_t *u)
 	}
 	u->data = MPIDI_BIP_buf_get(u->data_sz);
 	if (!u->data)
-		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
-					    __func__, __LINE__, MPI_ERR_OTHER,
-					    "**nomem", 0);
+		return recv_no_memory(u->node, u->sreq, u->data_sz,
+				      unexp_3way_done, u);
 	mpi_errno = read_data(u->node, u->sreq, u->addr, u->data, u->data_sz,
 			      0, &how, unexp_read_done, u);
 	if (mpi_errno || !to_ask(how))

@@ -115,6 +115,8 @@ typedef struct {
 	char *dst;
 	MPIR_Request *rreq;   /* matched: it completes with the last piece */
 	MPIDI_BIP_unexp_t *u; /* else the unexpected message it fills */
+	int err;              /* no memory for it: its pieces are dropped, and
+			       * it ends in this error */
 } MPIDI_BIP_eager_t;
 
 /* Credits and the send FIFO toward one peer (section 3.5). */
@@ -332,7 +334,8 @@ void MPIDI_BIP_credits_agree(int node, int peer_accepts);
  * it completes (bip_path.h); that counting is the caller's. complete
  * runs once, maybe before this returns: a receive that cannot be posted
  * nor wait (BIP refused it, no memory, the FIFO at its limit) ends in an
- * error at both ends. An error may come back all the same (the answer
+ * error at both ends; dst NULL for len > 0 says the caller had no memory
+ * for the data. An error may come back all the same (the answer
  * could not go; the FIFO's limit; an active message's, see lrecv_refused). */
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
 		    uint64_t len, uint32_t flags, bool timed, void *dst,

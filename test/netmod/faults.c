@@ -51,7 +51,17 @@
  *              generic RMA drops a request's error, and the accumulate
  *              would be lost without a word: rank 0's fence must fail,
  *              and rank 1 must fail with the refusal.
+ *   nomem      rank 1 (no_malloc.c preloaded) has no memory for the data
+ *              of a three-way message that came first, of a three-way and
+ *              a rendezvous message into a non-contiguous receive, and of
+ *              an eager one: each receive fails, each send whose sender
+ *              waits for the receiver fails too, and a short message
+ *              still gets through.
+ *   nomem-am   the same for a put of 200000 bytes into a non-contiguous
+ *              target datatype: rank 0's fence fails, and rank 1 fails
+ *              with the error, as in refused-am.
  */
+#include <dlfcn.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -473,6 +483,120 @@ static void refused_am(int unused)
 	MPI_Win_free(&win);
 }
 
+/* Arm the preloaded no_malloc.c, in the rank that has it. */
+static void no_malloc(size_t size)
+{
+	void (*arm)(size_t);
+
+	*(void **)&arm = dlsym(RTLD_DEFAULT, "no_malloc_arm");
+	if (arm)
+		arm(size);
+}
+
+/* The class of rc, MPI_SUCCESS's own when it is one. */
+static int class_of(int rc)
+{
+	int cls = MPI_SUCCESS;
+
+	if (rc != MPI_SUCCESS)
+		MPI_Error_class(rc, &cls);
+	return cls;
+}
+
+static void nomem(int unused)
+{
+	/* Three-way (between the eager limit and the rendezvous threshold)
+	 * and eager sizes (eager even right behind another: not above 16
+	 * KiB); a temporary buffer of either takes malloc of 64 bytes more
+	 * than the next power of two (bip_buf.c). */
+	enum { MID = 200000, MID_BUF = 64 + 262144 };
+	enum { EAGER = 12000, EAGER_BUF = 64 + 16384 };
+	static char buf[2 * MID];
+	MPI_Datatype mid_odd, eager_odd;
+	int rc[4], x = 0, seen = 0;
+
+	CHECK(size == 2, "run on 2 ranks");
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	/* Every other byte: data that lands through a temporary buffer. */
+	MPI_Type_vector(MID, 1, 2, MPI_CHAR, &mid_odd);
+	MPI_Type_vector(EAGER, 1, 2, MPI_CHAR, &eager_odd);
+	MPI_Type_commit(&mid_odd);
+	MPI_Type_commit(&eager_odd);
+	if (rank == 0) {
+		rc[0] = MPI_Send(buf, MID, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+		rc[1] = MPI_Send(buf, MID, MPI_CHAR, 1, 2, MPI_COMM_WORLD);
+		rc[2] = MPI_Ssend(buf, MID, MPI_CHAR, 1, 3, MPI_COMM_WORLD);
+		rc[3] = MPI_Send(buf, EAGER, MPI_CHAR, 1, 4, MPI_COMM_WORLD);
+		x = 42;
+		CHECK(MPI_Send(&x, 1, MPI_INT, 1, 5, MPI_COMM_WORLD) ==
+			      MPI_SUCCESS, "the short message after");
+		/* The eager send is over before the receiver looks. */
+		CHECK(class_of(rc[0]) == MPI_ERR_OTHER &&
+			      class_of(rc[1]) == MPI_ERR_OTHER &&
+			      class_of(rc[2]) == MPI_ERR_OTHER &&
+			      rc[3] == MPI_SUCCESS,
+		      "sends: classes %d %d %d %d", class_of(rc[0]),
+		      class_of(rc[1]), class_of(rc[2]), class_of(rc[3]));
+	} else {
+		double t;
+
+		no_malloc(MID_BUF);
+		no_malloc(EAGER_BUF);
+		/* The three-way message comes first: held, then fetched,
+		 * which fails; the call that ran progress says so. */
+		for (t = now(); now() - t < 1;)
+			seen |= class_of(MPI_Iprobe(0, 9, MPI_COMM_WORLD, &x,
+						    MPI_STATUS_IGNORE)) ==
+				MPI_ERR_OTHER;
+		CHECK(seen, "the failed fetch was not reported");
+		rc[0] = MPI_Recv(buf, MID, MPI_CHAR, 0, 1, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+		rc[1] = MPI_Recv(buf, 1, mid_odd, 0, 2, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+		rc[2] = MPI_Recv(buf, 1, mid_odd, 0, 3, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+		rc[3] = MPI_Recv(buf, 1, eager_odd, 0, 4, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+		no_malloc(0);
+		CHECK(MPI_Recv(&x, 1, MPI_INT, 0, 5, MPI_COMM_WORLD,
+			       MPI_STATUS_IGNORE) == MPI_SUCCESS && x == 42,
+		      "the short message after");
+		for (int i = 0; i < 4; i++)
+			CHECK(class_of(rc[i]) == MPI_ERR_OTHER,
+			      "receive %d: class %d", i, class_of(rc[i]));
+	}
+	printf("rank %d: messages without memory failed\n", rank);
+	MPI_Type_free(&mid_odd);
+	MPI_Type_free(&eager_odd);
+}
+
+static void nomem_am(int unused)
+{
+	enum { MID = 200000 };
+	static char a[MID], w[2 * MID];
+	MPI_Datatype odd;
+	MPI_Win win;
+	int rc;
+
+	CHECK(size == 2, "run on 2 ranks");
+	MPI_Type_vector(MID, 1, 2, MPI_CHAR, &odd);
+	MPI_Type_commit(&odd);
+	MPI_Win_create(w, sizeof(w), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+	MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+	MPI_Win_fence(0, win);
+	/* The data lands in a buffer of its size, to be unpacked. */
+	no_malloc(MID);
+	if (rank == 0)
+		MPI_Put(a, MID, MPI_CHAR, 1, 0, 1, odd, win);
+	rc = MPI_Win_fence(0, win);
+	no_malloc(0);
+	printf("rank %d: fence after the put %s\n", rank,
+	       rc ? "failed" : "succeeded");
+	fflush(stdout);
+	MPI_Win_free(&win);
+	MPI_Type_free(&odd);
+}
+
 /* The modes, by the name faults.sh gives. */
 static const struct {
 	const char *name;
@@ -492,6 +616,8 @@ static const struct {
 	{ "refused", refused, 0 },
 	{ "refused-rndv", refused_rndv, 0 },
 	{ "refused-am", refused_am, 0 },
+	{ "nomem", nomem, 0 },
+	{ "nomem-am", nomem_am, 0 },
 	{ NULL, NULL, 0 },
 };
 

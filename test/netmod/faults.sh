@@ -148,3 +148,28 @@ echo "$out"
 echo "$out" | grep -q "BIP call bip_ilrecv failed" &&
 	echo "$out" | grep -q "rank 0: fence after the accumulate failed" ||
 	{ echo "FAILED: a refused active message was not reported at both ends"; exit 1; }
+
+# No memory for a message's data at the receiver (no_malloc.c, preloaded
+# into rank 1 and armed there once MPI_Init is over): the three-way
+# message that came first, a three-way and a rendezvous one into a
+# non-contiguous receive, an eager one; every receive fails, and every
+# send whose sender waits for the receiver, rather than hang. A put's
+# data, as for a refused one: both fences fail, and the job ends.
+run cc -shared -fPIC -O2 -o "$W/no_malloc.so" \
+	"$top_srcdir/test/netmod/no_malloc.c"
+echo "+ mpiexec -n 1 faults nomem : -n 1 -env LD_PRELOAD no_malloc.so faults nomem"
+out=$(timeout 60 "$MPIEXEC" -n 1 "$W/faults" nomem : -n 1 \
+	-env LD_PRELOAD "$W/no_malloc.so" "$W/faults" nomem 2>&1) ||
+	{ echo "$out"; echo "FAILED: messages without memory"; exit 1; }
+echo "$out"
+[ "$(echo "$out" | grep -c "messages without memory failed")" = 2 ] ||
+	{ echo "FAILED: messages without memory did not fail at both ends"; exit 1; }
+echo "+ mpiexec -n 1 faults nomem-am : -n 1 -env LD_PRELOAD no_malloc.so faults nomem-am"
+out=$(timeout 60 "$MPIEXEC" -n 1 "$W/faults" nomem-am : -n 1 \
+	-env LD_PRELOAD "$W/no_malloc.so" "$W/faults" nomem-am 2>&1)
+rc=$?
+echo "$out"
+[ $rc -ne 124 ] || { echo "FAILED: a put without memory hung the job"; exit 1; }
+echo "$out" | grep -q "MPIDI_BIP_lrecv.*Out of memory" &&
+	echo "$out" | grep -q "rank 0: fence after the put failed" ||
+	{ echo "FAILED: a put without memory was not reported at both ends"; exit 1; }
