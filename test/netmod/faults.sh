@@ -1,9 +1,32 @@
 #!/bin/sh
 # The netmod's fault cases (faults.c): settings that differ between ranks,
 # a cancel while the receiver computes, truncation of multi-GiB messages, a
-# rank that dies in the middle of a transfer.
+# rank that dies in the middle of a transfer, receives BIP refuses or that
+# find no memory.
 . "$top_srcdir/test/netmod/lib.sh"
 run "$MPICC" -O2 -Wno-stringop-overflow -o "$W/faults" "$top_srcdir/test/netmod/faults.c"
+
+# preloaded SO MODE [VAR=VALUE...]: faults MODE on 2 ranks, SO preloaded
+# into rank 1 alone, with the VARs; its output in $out, its exit status in
+# $rc (124: it hung).
+preloaded() {
+	so=$1 mode=$2
+	shift 2
+	echo "+ mpiexec -n 1 faults $mode : -n 1 -env LD_PRELOAD $so $* faults $mode"
+	envs=
+	for v in "$@"; do
+		envs="$envs -env ${v%%=*} ${v#*=}"
+	done
+	out=$(timeout 60 "$MPIEXEC" -n 1 "$W/faults" "$mode" : -n 1 \
+		-env LD_PRELOAD "$W/$so" $envs "$W/faults" "$mode" 2>&1)
+	rc=$?
+	echo "$out"
+}
+
+# both TEXT WHAT: both ranks printed TEXT, else WHAT failed.
+both() {
+	[ "$(echo "$out" | grep -c "$1")" = 2 ] || { echo "FAILED: $2"; exit 1; }
+}
 
 # Credits are agreed per pair, whatever each rank was told (burst).
 for s in "MPIR_CVAR_CH4_BIP_CREDITS 4:MPIR_CVAR_CH4_BIP_CREDITS 64" \
@@ -103,8 +126,8 @@ MPIR_CVAR_CH4_BIP_CREDITS=2 BIP_LONG_TAGS=1 MPIR_CVAR_CH4_BIP_RECV_FIFO_MAX=1 \
 BIP_SHM_PULL_MIN=never mpirun 3 "$W/faults" fifo-full
 echo "$out" | grep -q "a failed dispatch gave its credit back" ||
 	{ echo "FAILED: the credit of a failed dispatch"; exit 1; }
-[ "$(echo "$out" | grep -c "the full FIFO refused failed")" = 2 ] ||
-	{ echo "FAILED: the message the full FIFO refused did not fail at both ends"; exit 1; }
+both "the full FIFO refused failed" \
+	"the message the full FIFO refused did not fail at both ends"
 
 # BIP refuses a long receive (preloaded into rank 1: the first is posted,
 # the others refused): the refused ones fail at both ends instead of
@@ -113,37 +136,24 @@ echo "$out" | grep -q "a failed dispatch gave its credit back" ||
 # message needs a tag.)
 run cc -shared -fPIC -O2 -I"$prefix/include" -o "$W/no_lrecv.so" \
 	"$top_srcdir/test/netmod/no_lrecv.c" -ldl
-echo "+ mpiexec -n 1 faults refused : -n 1 -env LD_PRELOAD no_lrecv.so faults refused"
-out=$(BIP_LONG_TAGS=1 BIP_SHM_PULL_MIN=never MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
-	timeout 60 "$MPIEXEC" -n 1 "$W/faults" refused : -n 1 \
-	-env LD_PRELOAD "$W/no_lrecv.so" -env NO_LRECV_AFTER 1 \
-	"$W/faults" refused 2>&1) ||
-	{ echo "$out"; echo "FAILED: refused receives"; exit 1; }
-echo "$out"
-[ "$(echo "$out" | grep -c "refused receives failed at both ends")" = 2 ] ||
-	{ echo "FAILED: refused receives did not fail at both ends"; exit 1; }
+BIP_LONG_TAGS=1 BIP_SHM_PULL_MIN=never MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+	preloaded no_lrecv.so refused NO_LRECV_AFTER=1
+[ $rc = 0 ] || { echo "FAILED: refused receives"; exit 1; }
+both "refused receives failed at both ends" \
+	"refused receives did not fail at both ends"
 echo "$out" | grep "bip netmod rank 1:" | grep -q "receive FIFO max 1," ||
 	{ echo "FAILED: no receive waited in the FIFO for the tag"; exit 1; }
 # The second fragment of a rendezvous message refused, its answer maybe
 # overtaking the first fragment's end at the sender.
-echo "+ mpiexec -n 1 faults refused-rndv : -n 1 -env LD_PRELOAD no_lrecv.so faults refused-rndv"
-out=$(BIP_SHM_PULL_MIN=never MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE=262144 \
-	timeout 60 "$MPIEXEC" -n 1 "$W/faults" refused-rndv : -n 1 \
-	-env LD_PRELOAD "$W/no_lrecv.so" -env NO_LRECV_AFTER 1 \
-	"$W/faults" refused-rndv 2>&1) ||
-	{ echo "$out"; echo "FAILED: a refused fragment"; exit 1; }
-echo "$out"
-[ "$(echo "$out" | grep -c "a refused fragment failed")" = 2 ] ||
-	{ echo "FAILED: a refused fragment did not fail at both ends"; exit 1; }
+BIP_SHM_PULL_MIN=never MPIR_CVAR_CH4_BIP_FRAGMENT_SIZE=262144 \
+	preloaded no_lrecv.so refused-rndv NO_LRECV_AFTER=1
+[ $rc = 0 ] || { echo "FAILED: a refused fragment"; exit 1; }
+both "a refused fragment failed" "a refused fragment did not fail at both ends"
 
 # An active message's receive refused: MPICH's generic RMA drops the
 # request's error, so at both ends the call that ran progress reports it
 # (else the accumulate is lost without a word), and the job ends.
-echo "+ mpiexec -n 1 faults refused-am : -n 1 -env LD_PRELOAD no_lrecv.so faults refused-am"
-out=$(BIP_SHM_PULL_MIN=never timeout 60 "$MPIEXEC" -n 1 "$W/faults" refused-am : \
-	-n 1 -env LD_PRELOAD "$W/no_lrecv.so" "$W/faults" refused-am 2>&1)
-rc=$?
-echo "$out"
+BIP_SHM_PULL_MIN=never preloaded no_lrecv.so refused-am
 [ $rc -ne 124 ] || { echo "FAILED: a refused active message hung the job"; exit 1; }
 echo "$out" | grep -q "BIP call bip_ilrecv failed" &&
 	echo "$out" | grep -q "rank 0: fence after the accumulate failed" ||
@@ -157,18 +167,11 @@ echo "$out" | grep -q "BIP call bip_ilrecv failed" &&
 # data, as for a refused one: both fences fail, and the job ends.
 run cc -shared -fPIC -O2 -o "$W/no_malloc.so" \
 	"$top_srcdir/test/netmod/no_malloc.c"
-echo "+ mpiexec -n 1 faults nomem : -n 1 -env LD_PRELOAD no_malloc.so faults nomem"
-out=$(timeout 60 "$MPIEXEC" -n 1 "$W/faults" nomem : -n 1 \
-	-env LD_PRELOAD "$W/no_malloc.so" "$W/faults" nomem 2>&1) ||
-	{ echo "$out"; echo "FAILED: messages without memory"; exit 1; }
-echo "$out"
-[ "$(echo "$out" | grep -c "messages without memory failed")" = 2 ] ||
-	{ echo "FAILED: messages without memory did not fail at both ends"; exit 1; }
-echo "+ mpiexec -n 1 faults nomem-am : -n 1 -env LD_PRELOAD no_malloc.so faults nomem-am"
-out=$(timeout 60 "$MPIEXEC" -n 1 "$W/faults" nomem-am : -n 1 \
-	-env LD_PRELOAD "$W/no_malloc.so" "$W/faults" nomem-am 2>&1)
-rc=$?
-echo "$out"
+preloaded no_malloc.so nomem
+[ $rc = 0 ] || { echo "FAILED: messages without memory"; exit 1; }
+both "messages without memory failed" \
+	"messages without memory did not fail at both ends"
+preloaded no_malloc.so nomem-am
 [ $rc -ne 124 ] || { echo "FAILED: a put without memory hung the job"; exit 1; }
 echo "$out" | grep -q "MPIDI_BIP_lrecv.*Out of memory" &&
 	echo "$out" | grep -q "rank 0: fence after the put failed" ||
