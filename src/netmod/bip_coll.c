@@ -69,17 +69,18 @@ cvars:
     - name        : MPIR_CVAR_CH4_BIP_NODE_COLL_MAX
       category    : CH4_BIP
       type        : int
-      default     : 65536
+      default     : 262144
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         Barrier, bcast, reduce, allreduce, allgather and alltoall of a
         communicator within one host, up to this many bytes a rank writes
-        (alltoall: all its blocks), go through flags and data in memory
-        its ranks share (set up at its ninth such collective); larger ones
-        by MPICH's algorithms over point-to-point. -1 turns them all off;
-        at most 1048576. Must be the same on every rank.
+        (alltoall: all its blocks; reductions: also at most 1 MiB divided
+        by the ranks, or 64 KiB), go through flags and data in memory its
+        ranks share (set up at its ninth such collective); larger ones by
+        MPICH's algorithms over point-to-point. -1 turns them all off; at
+        most 1048576. Must be the same on every rank.
 
     - name        : MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS
       category    : CH4_BIP

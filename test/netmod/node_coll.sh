@@ -6,8 +6,9 @@
 # and are woken) on 2, 3 and 4 ranks
 # (more than cores). The counters printed at finalize must show every rank took
 # that path; with MPIR_CVAR_CH4_BIP_NODE_COLL_MAX=-1 none may, and the
-# results stay right. Across hosts (every rank a host of its own) the
-# communicator does not qualify: point-to-point, right results.
+# results stay right; reductions take it only up to 1 MiB over the ranks.
+# Across hosts (every rank a host of its own) the communicator does not
+# qualify: point-to-point, right results.
 . "$top_srcdir/test/netmod/lib.sh"
 run "$MPICC" -O2 -o "$W/test_node_coll" "$top_srcdir/test/netmod/test_node_coll.c" -lpthread
 
@@ -58,6 +59,14 @@ counted 2 no "collectives in shared memory"
 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_node_coll" 5 exit
 [ "$(counter "collectives in shared memory" | sort -u)" = 2 ] ||
 	{ echo "FAILED: not the 9th and 10th collectives in shared memory"; exit 1; }
+
+# Reductions only up to 1 MiB over the ranks (every rank reduces every
+# part): 256 KiB on 4 ranks there, on 5 by messages.
+MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 4 "$W/test_node_coll" 5 exit 65536
+[ "$(counter "collectives in shared memory" | sort -u)" = 2 ] ||
+	{ echo "FAILED: allreduce of 256 KiB on 4 ranks not in shared memory"; exit 1; }
+MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 5 "$W/test_node_coll" 5 exit 65536
+counted 5 no "collectives in shared memory"
 
 # Bcasts larger than NODE_COLL_MAX: in pieces (3 ranks), each takes the
 # shared path: 3 roots + 20 run ahead on each of 3 communicators, at least

@@ -23,12 +23,13 @@
  *   - the same on a split communicator with the ranks in reverse order,
  *     on a dup, and with point-to-point traffic interleaved.
  *
- *   test_node_coll [ITERS [threads|exit|wake]]
+ *   test_node_coll [ITERS [threads|exit [INTS]|wake]]
  *
  * With "threads": MPI_THREAD_MULTIPLE, and THREADS threads per rank at
  * once, each with allreduces and bcasts on a communicator of its own, one
  * of them sleeping now and then (the others' waits must let it in). With
- * "exit": 2 ITERS allreduces, then MPI_Finalize at once (a rank that saw
+ * "exit": 2 ITERS allreduces (of INTS ints, default 1), then MPI_Finalize
+ * at once (a rank that saw
  * all arrive leaves while the others may still be looking: they must not
  * take it for dead). With "wake": ITERS barriers that the last rank
  * reaches LATE_US late, so that the others sleep (under 30 % of a core
@@ -516,8 +517,10 @@ int main(int argc, char **argv)
 		return passed(1);
 	}
 	if (!strcmp(mode, "exit")) {
+		int ints = argc > 3 ? atoi(argv[3]) : 1;
+
 		for (int it = 0; it < iters; it++)
-			allreduce_ints(MPI_COMM_WORLD, it, 1, 0);
+			allreduce_ints(MPI_COMM_WORLD, it, ints, 0);
 		return passed(0);
 	}
 	all(MPI_COMM_WORLD, iters);
