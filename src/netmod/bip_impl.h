@@ -68,6 +68,15 @@ static inline bool MPIDI_BIP_coll_reduce_fits(MPIR_Comm *comm, MPI_Aint bytes)
 	       (bytes <= MPIDI_BIP_COLL_REDUCE_FLOOR ||
 		bytes <= MPIDI_BIP_COLL_REDUCE_BUDGET / comm->local_size);
 }
+/* An alltoall of more bytes a rank than coll_max goes in rounds, up to
+ * this many (bip_coll.c). */
+extern MPI_Aint MPIDI_BIP_coll_alltoall_max;
+static inline bool MPIDI_BIP_coll_alltoall_fits(MPIR_Comm *comm,
+						MPI_Aint bytes)
+{
+	return bytes <= MPIDI_BIP_coll_alltoall_max &&
+	       MPIDI_BIP_coll_fits(comm, 0);
+}
 /* A bcast too large for one chunk goes in pieces of one chunk each
  * (MPIR_CVAR_CH4_BIP_NODE_BCAST_PIECES), above two ranks. */
 extern bool MPIDI_BIP_coll_bcast_pieces;

@@ -135,9 +135,10 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_alltoall(const void *sendbuf,
 						   MPIR_Comm *comm,
 						   MPIR_Errflag_t *errflag)
 {
-	if (MPIDI_BIP_coll_fits(comm, MPIDI_BIP_coll_bytes(recvcount,
-							   recvtype) *
-					      comm->local_size))
+	if (MPIDI_BIP_coll_alltoall_fits(comm,
+					 MPIDI_BIP_coll_bytes(recvcount,
+							      recvtype) *
+						 comm->local_size))
 		return MPIDI_BIP_coll_alltoall(sendbuf, sendcount, sendtype,
 					       recvbuf, recvcount, recvtype,
 					       comm, errflag);

@@ -14,7 +14,7 @@
  *     partial one among them), of MPI_DOUBLE_INT too, whose 12-byte
  *     elements the pieces' edges cut;
  *   - alltoall and allgather, the receivers with a strided datatype too,
- *     and in place;
+ *     and in place; an alltoall larger than a chunk, in rounds;
  *   - barrier: no rank leaves before the last one came (rank 0 comes late);
  *   - run-ahead: bcast roots and the ranks of a reduce run far ahead of a
  *     rank that sleeps (more than each ring holds: lines and chunks are
@@ -421,10 +421,15 @@ static void all(MPI_Comm comm, int iters)
 	/* Ints: in a line (30), a chunk (31 .. the edge), then
 	 * point-to-point. */
 	const int edge = edge_ints();
+	int csize;
 	const int sizes[] = { 1, 30, 31, 128, 129, 1024, edge, edge + 1 };
 	const int pieces = 3 * edge + 5;
 
+	MPI_Comm_size(comm, &csize);
 	for (int it = 0; it < iters; it++) {
+		/* An alltoall of three chunks and a bit a rank: in rounds,
+		 * the last of a part of a slice. */
+		exchanges(comm, it, (3 * edge + 5) / csize + 1);
 		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
 			allreduce_ints(comm, it, sizes[k], (int)(it + k) % 2);
 			bcast_each_root(comm, it, sizes[k]);
