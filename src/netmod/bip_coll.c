@@ -42,7 +42,8 @@
  * writes, arrives, waits for all and reduces. Every rank reduces the parts
  * in rank order, so all get the same bits (floating point). Allgather and
  * alltoall: every rank writes its block (alltoall: a block for each rank),
- * arrives, waits for all and takes its blocks.
+ * arrives, waits for all and takes its blocks; an alltoall larger than a
+ * chunk goes in rounds of a slice of each block (alltoall_rounds).
  *
  * Which collectives come here must be the same on every rank: that is
  * decided from what MPI requires to match (the byte count; the op and the
@@ -76,11 +77,12 @@ cvars:
       description : >-
         Barrier, bcast, reduce, allreduce, allgather and alltoall of a
         communicator within one host, up to this many bytes a rank writes
-        (alltoall: all its blocks; reductions: also at most 1 MiB divided
-        by the ranks, or 64 KiB), go through flags and data in memory its
-        ranks share (set up at its ninth such collective); larger ones by
-        MPICH's algorithms over point-to-point. -1 turns them all off; at
-        most 1048576. Must be the same on every rank.
+        (alltoall: all its blocks, and up to 4 times this in rounds;
+        reductions: also at most 1 MiB divided by the ranks, or 64 KiB),
+        go through flags and data in memory its ranks share (set up at its
+        ninth such collective); larger ones by MPICH's algorithms over
+        point-to-point. -1 turns them all off; at most 1048576. Must be
+        the same on every rank.
 
     - name        : MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS
       category    : CH4_BIP
