@@ -192,9 +192,10 @@ static int am_lrecv_done(MPIDI_BIP_lrecv_t *lr, int err)
 	void **tmp = &rreq->dev.ch4.am.netmod_am.bip.pack_buf;
 
 	if (err) {
-		/* Its sender died or BIP refused the receive: the request
-		 * ends with the error in its status (which MPIDIG's target
-		 * callbacks do not read; lrecv_refused reports a refusal). */
+		/* Its sender died, or the receive could not be posted: the
+		 * request ends with the error in its status (which MPIDIG's
+		 * target callbacks do not read; lrecv_fail reports the
+		 * latter). */
 		rreq->status.MPI_ERROR = err;
 		MPL_free(*tmp);
 		*tmp = NULL;

@@ -129,9 +129,11 @@ cvars:
 
 MPI_Aint MPIDI_BIP_coll_max = -1;
 MPI_Aint MPIDI_BIP_coll_alltoall_max = -1;
-/* An alltoall goes in at most this many rounds (alltoall_rounds): it
- * copies twice where messages copy once (read by the receiver), and is
- * worth it only while fewer waits make up for that. 4 and 8 ranks on 2
+/* An alltoall goes in rounds (alltoall_rounds) up to this many times
+ * coll_max bytes a rank (a round or two more: slices are whole lines),
+ * above 2 ranks: it copies twice where messages copy once (read by the
+ * receiver), and is worth it only while fewer waits make up for that
+ * (on 2 ranks, 256 KiB blocks took the same either way). 4 and 8 ranks on 2
  * cores, medians of 3-6, us: blocks of 64 KiB on 8 ranks 240 in 2 rounds
  * against 818 by messages (Open MPI 462), of 128 KiB 850 against 990
  * (1031); 64 KiB on 16 ranks 2554 against 4837 (3142); 128 KiB on 4
@@ -796,10 +798,7 @@ int MPIDI_BIP_coll_bcast(void *buf, MPI_Aint count, MPI_Datatype datatype,
 				    bytes, root, MPI_SUCCESS, errflag);
 	whole = MPIDI_BIP_buf_get((size_t)bytes);
 	if (!whole)
-		mpi_errno = MPIR_Err_create_code(MPI_SUCCESS,
-						 MPIR_ERR_RECOVERABLE, __func__,
-						 __LINE__, MPI_ERR_OTHER,
-						 "**nomem", 0);
+		mpi_errno = MPIDI_BIP_NOMEM();
 	else if (comm->rank == root)
 		mpi_errno = pack(buf, count, datatype, 0, whole, bytes);
 	mpi_errno = bcast_pieces(comm, c, whole, bytes, root, mpi_errno,
@@ -879,26 +878,15 @@ int MPIDI_BIP_coll_reduce(const void *sendbuf, void *recvbuf, MPI_Aint count,
 static int exchange(const void *sendbuf, MPI_Aint sendcount,
 		    MPI_Datatype sendtype, void *recvbuf, MPI_Aint recvcount,
 		    MPI_Datatype recvtype, bool whole, MPIR_Comm *comm,
-		    MPIR_Errflag_t *errflag)
+		    struct MPIDI_BIP_coll *c, MPIR_Errflag_t *errflag)
 {
-	struct MPIDI_BIP_coll *c;
 	MPI_Aint block, extent;
 	size_t bytes;
 	const char *from;
 	char *to;
 	uint64_t s;
-	int mpi_errno = coll_get(comm, &c, errflag);
+	int mpi_errno;
 
-	if (mpi_errno)
-		return mpi_errno;
-	if (!c && whole)
-		return MPIDI_BIP_pt2pt_allgather(sendbuf, sendcount, sendtype,
-						 recvbuf, recvcount, recvtype,
-						 comm, errflag);
-	if (!c)
-		return MPIDI_BIP_pt2pt_alltoall(sendbuf, sendcount, sendtype,
-						recvbuf, recvcount, recvtype,
-						comm, errflag);
 	MPIR_Datatype_get_size_macro(recvtype, block);
 	MPIR_Datatype_get_extent_macro(recvtype, extent);
 	block *= recvcount;
@@ -936,8 +924,17 @@ int MPIDI_BIP_coll_allgather(const void *sendbuf, MPI_Aint sendcount,
 			     MPI_Aint recvcount, MPI_Datatype recvtype,
 			     MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 {
+	struct MPIDI_BIP_coll *c;
+	int mpi_errno = coll_get(comm, &c, errflag);
+
+	if (mpi_errno)
+		return mpi_errno;
+	if (!c)
+		return MPIDI_BIP_pt2pt_allgather(sendbuf, sendcount, sendtype,
+						 recvbuf, recvcount, recvtype,
+						 comm, errflag);
 	return exchange(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-			recvtype, true, comm, errflag);
+			recvtype, true, comm, c, errflag);
 }
 
 /* Rule: an alltoall larger than a chunk goes in rounds, one collective
@@ -952,6 +949,8 @@ static int alltoall_rounds(MPIR_Comm *comm, struct MPIDI_BIP_coll *c,
 {
 	size_t slice = ((size_t)MPIDI_BIP_coll_max / (size_t)c->size) &
 		       ~(size_t)(CACHELINE - 1);
+
+	MPIR_Assert(slice); /* MPIDI_BIP_coll_init */
 
 	for (size_t off = 0; off < block; off += slice) {
 		size_t len = MPL_MIN(slice, block - off);
@@ -1029,10 +1028,7 @@ static int alltoall_large(const void *sendbuf, MPI_Aint sendcount,
 	}
 	recv = blocks_of(recvbuf, recvcount * c->size, recvtype, bytes, &rtmp);
 	if (!mpi_errno && (!send || !recv))
-		mpi_errno = MPIR_Err_create_code(MPI_SUCCESS,
-						 MPIR_ERR_RECOVERABLE, __func__,
-						 __LINE__, MPI_ERR_OTHER,
-						 "**nomem", 0);
+		mpi_errno = MPIDI_BIP_NOMEM();
 	mpi_errno = alltoall_rounds(comm, c, send, recv, block, mpi_errno,
 				    errflag);
 	if (!mpi_errno && rtmp)
@@ -1050,20 +1046,19 @@ int MPIDI_BIP_coll_alltoall(const void *sendbuf, MPI_Aint sendcount,
 {
 	struct MPIDI_BIP_coll *c;
 	MPI_Aint block;
-	int mpi_errno;
+	int mpi_errno = coll_get(comm, &c, errflag);
 
-	MPIR_Datatype_get_size_macro(recvtype, block);
-	block *= recvcount;
-	if (block * comm->local_size <= MPIDI_BIP_coll_max)
-		return exchange(sendbuf, sendcount, sendtype, recvbuf,
-				recvcount, recvtype, false, comm, errflag);
-	mpi_errno = coll_get(comm, &c, errflag);
 	if (mpi_errno)
 		return mpi_errno;
 	if (!c)
 		return MPIDI_BIP_pt2pt_alltoall(sendbuf, sendcount, sendtype,
 						recvbuf, recvcount, recvtype,
 						comm, errflag);
+	MPIR_Datatype_get_size_macro(recvtype, block);
+	block *= recvcount;
+	if (block * c->size <= MPIDI_BIP_coll_max)
+		return exchange(sendbuf, sendcount, sendtype, recvbuf,
+				recvcount, recvtype, false, comm, c, errflag);
 	return alltoall_large(sendbuf, sendcount, sendtype, recvbuf, recvcount,
 			      recvtype, comm, c, (size_t)block, errflag);
 }

@@ -87,8 +87,9 @@ typedef struct {
  * announcement's addr): those bytes are not to be sent, they are taken. */
 #define MPIDI_BIP_ACK_READ 0x2
 /* With READ: that read failed; alone (in an AM_CTS too, its only flag):
- * BIP refused the receive of the bytes asked for. The receive failed with
- * it; so does the send. */
+ * the receive of the bytes asked for could not be posted (BIP refused it,
+ * no memory, the receive FIFO at its limit). The receive failed; so does
+ * the send. */
 #define MPIDI_BIP_ACK_FAILED 0x4
 /* Alone: the answer to a WITHDRAW that found the announcement still
  * waiting for a receive: it is dropped, the send is cancelled. */

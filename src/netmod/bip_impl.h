@@ -56,10 +56,10 @@ static inline bool MPIDI_BIP_coll_fits(MPIR_Comm *comm, MPI_Aint bytes)
 {
 	return bytes <= MPIDI_BIP_coll_max && !comm->dev.ch4.netmod.bip.coll_off;
 }
-/* Reductions, where every rank reduces every rank's part (P x bytes
- * each), also only up to 1 MiB over the ranks, or 64 KiB: allreduce of
- * 256 KiB on 16 ranks took 3.5 ms so against 2.4 by messages, on 4
- * ranks 0.21 against 0.26. */
+/* Reductions, where every rank (allreduce) or the root (reduce) reduces
+ * every rank's part, also only up to 1 MiB over the ranks, or 64 KiB:
+ * allreduce of 256 KiB on 16 ranks took 3.5 ms so against 2.4 by
+ * messages, on 4 ranks 0.21 against 0.26. */
 #define MPIDI_BIP_COLL_REDUCE_BUDGET (1 << 20)
 #define MPIDI_BIP_COLL_REDUCE_FLOOR (64 << 10)
 static inline bool MPIDI_BIP_coll_reduce_fits(MPIR_Comm *comm, MPI_Aint bytes)
@@ -68,14 +68,15 @@ static inline bool MPIDI_BIP_coll_reduce_fits(MPIR_Comm *comm, MPI_Aint bytes)
 	       (bytes <= MPIDI_BIP_COLL_REDUCE_FLOOR ||
 		bytes <= MPIDI_BIP_COLL_REDUCE_BUDGET / comm->local_size);
 }
-/* An alltoall of more bytes a rank than coll_max goes in rounds, up to
- * this many (bip_coll.c). */
+/* An alltoall of more bytes a rank than coll_max goes in rounds above 2
+ * ranks, up to this many (bip_coll.c). */
 extern MPI_Aint MPIDI_BIP_coll_alltoall_max;
 static inline bool MPIDI_BIP_coll_alltoall_fits(MPIR_Comm *comm,
 						MPI_Aint bytes)
 {
-	return bytes <= MPIDI_BIP_coll_alltoall_max &&
-	       MPIDI_BIP_coll_fits(comm, 0);
+	return MPIDI_BIP_coll_fits(comm, bytes) ||
+	       (bytes <= MPIDI_BIP_coll_alltoall_max &&
+		comm->local_size > 2 && MPIDI_BIP_coll_fits(comm, 0));
 }
 /* A bcast too large for one chunk goes in pieces of one chunk each
  * (MPIR_CVAR_CH4_BIP_NODE_BCAST_PIECES), above two ranks. */

@@ -171,7 +171,9 @@ cvars:
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
         Most long receives waiting in the receive FIFO for a free BIP tag;
-        beyond it progress fails with an error. 0: no limit.
+        beyond it the message fails with an error, its receive and its
+        send (an active message's: also the call that ran progress). 0: no
+        limit.
 
     - name        : MPIR_CVAR_CH4_BIP_INIT_BARRIER
       category    : CH4_BIP

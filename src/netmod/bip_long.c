@@ -23,33 +23,43 @@ static int free_tag(void)
 	return -1;
 }
 
+int MPIDI_BIP_answer_failed(int node, int ack_type, uint64_t sreq)
+{
+	MPIDI_BIP_ctl_ack_t nack = {
+		.h.type = (uint8_t)ack_type,
+		.sreq = sreq,
+		.flags = MPIDI_BIP_ACK_FAILED,
+	};
+
+	return MPIDI_BIP_ctl_send(node, &nack, sizeof(nack));
+}
+
 /* lr can go no further (err): its transfer ends in that error at both
  * ends, its owner hearing it through lr's completion and its sender
- * through the answer (ACK or AM_CTS) with FAILED alone, which fails its
- * send. Never a sender that waits for ever. lr stays the caller's. */
+ * through the answer with FAILED, which fails its send. Never a sender
+ * that waits for ever. A receive's error is in its request; an active
+ * message's is also the caller's, since MPIDIG's handlers drop a
+ * request's error (the data would be lost without a word). lr stays the
+ * caller's. */
 static int lrecv_fail(MPIDI_BIP_lrecv_t *lr, int err)
 {
-	MPIDI_BIP_ctl_ack_t nack = lr->ack;
-	int mpi_errno, done;
+	int mpi_errno = MPIDI_BIP_answer_failed(lr->node, lr->ack.h.type,
+						lr->ack.sreq);
+	int done = lr->complete(lr, err);
 
-	nack.flags = MPIDI_BIP_ACK_FAILED;
-	mpi_errno = MPIDI_BIP_ctl_send(lr->node, &nack, sizeof(nack));
-	done = lr->complete(lr, err);
-	return mpi_errno ? mpi_errno : done;
+	if (mpi_errno || done)
+		return mpi_errno ? mpi_errno : done;
+	return lr->ack.h.type == MPIDI_BIP_CTL_AM_CTS ? err : MPI_SUCCESS;
 }
 
 /* BIP refused lr's receive (rc): only a tag table out of step with BIP's
- * could make it. An active message's error is also the caller's:
- * MPIDIG's handlers drop a request's error, and the data would be lost
- * without a word. */
+ * could make it. */
 static int lrecv_refused(MPIDI_BIP_lrecv_t *lr, int rc)
 {
-	int err = MPIDI_BIP_error(rc, "bip_ilrecv");
-	bool am = lr->ack.h.type == MPIDI_BIP_CTL_AM_CTS;
-	int mpi_errno = lrecv_fail(lr, err);
+	int mpi_errno = lrecv_fail(lr, MPIDI_BIP_error(rc, "bip_ilrecv"));
 
 	MPL_free(lr);
-	return mpi_errno ? mpi_errno : am ? err : MPI_SUCCESS;
+	return mpi_errno;
 }
 
 /* Own the tag, post the receive, answer the sender. */
@@ -87,15 +97,12 @@ int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
 		.complete = complete,
 		.arg = arg,
 	}, *lr;
-	int tag = free_tag(), err, mpi_errno;
+	int tag = free_tag(), err;
 
 	/* No memory (for the data: dst NULL; or for lr), or the FIFO at its
-	 * limit: the transfer fails, and the call that ran progress says why
-	 * too (RECV_FIFO_MAX's rule). */
+	 * limit: the transfer fails. */
 	if (!dst && len)
-		err = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
-					   __func__, __LINE__, MPI_ERR_OTHER,
-					   "**nomem", 0);
+		err = MPIDI_BIP_NOMEM();
 	else if (tag < 0 && g->rfifo_limit &&
 		 g->cnt.rfifo_depth >= g->rfifo_limit)
 		err = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
@@ -103,15 +110,11 @@ int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
 					   "**bipfifo", "**bipfifo %s %d",
 					   "receive", (int)g->rfifo_limit);
 	else if (!(lr = MPL_malloc(sizeof(*lr), MPL_MEM_BUFFER)))
-		err = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
-					   __func__, __LINE__, MPI_ERR_OTHER,
-					   "**nomem", 0);
+		err = MPIDI_BIP_NOMEM();
 	else
 		err = MPI_SUCCESS;
-	if (err) {
-		mpi_errno = lrecv_fail(&want, err);
-		return mpi_errno ? mpi_errno : err;
-	}
+	if (err)
+		return lrecv_fail(&want, err);
 	*lr = want;
 	if (tag >= 0)
 		return lrecv_post(lr, tag);
@@ -132,9 +135,7 @@ int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
 	MPIDI_BIP_lsend_t *ls = MPL_malloc(sizeof(*ls), MPL_MEM_BUFFER);
 
 	if (!ls)
-		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
-					    __func__, __LINE__, MPI_ERR_OTHER,
-					    "**nomem", 0);
+		return MPIDI_BIP_NOMEM();
 	*ls = (MPIDI_BIP_lsend_t){
 		.node = node,
 		.tag = (int)ack->bip_tag,

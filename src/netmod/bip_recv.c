@@ -717,6 +717,16 @@ static MPIDI_BIP_unexp_t *unexp_with_data(int node,
 
 /* Eager, in pieces. */
 
+/* The eager message is over (err: failed): its receive, or the
+ * unexpected message it fills, if it had one. */
+static int eager_end(MPIDI_BIP_eager_t *e, int err)
+{
+	e->active = false;
+	if (e->rreq)
+		return rreq_landed(e->rreq, err);
+	return e->u ? unexp_landed(e->u, err) : MPI_SUCCESS;
+}
+
 /* A piece's bytes go where the message lands; past what the receive holds
  * they are dropped (it is truncated). */
 static int eager_piece(MPIDI_BIP_eager_t *e, const void *data, size_t len)
@@ -724,56 +734,45 @@ static int eager_piece(MPIDI_BIP_eager_t *e, const void *data, size_t len)
 	if (e->got < e->cap)
 		bip_copy(e->dst + e->got, data, MPL_MIN(len, e->cap - e->got));
 	e->got += len;
-	if (e->got < e->data_sz)
-		return MPI_SUCCESS;
-	e->active = false;
-	return e->rreq ? rreq_landed(e->rreq, e->err)
-		       : unexp_landed(e->u, e->err);
+	return e->got < e->data_sz ? MPI_SUCCESS : eager_end(e, e->err);
 }
 
 /* The peer died with its eager message half here. */
 static int eager_fail(MPIDI_BIP_eager_t *e, int err)
 {
-	if (!e->active)
-		return MPI_SUCCESS;
-	e->active = false;
-	return e->rreq ? rreq_landed(e->rreq, err) : unexp_landed(e->u, err);
+	return e->active ? eager_end(e, err) : MPI_SUCCESS;
 }
 
+/* Rule: the sender of an eager message is done with it already, so its
+ * pieces are always taken, even where there is no memory for them: then
+ * they are dropped (their credits still go back), and its receive fails
+ * with the last. A message whose envelope could not even be kept fails
+ * the call that runs progress: no receive will ever match it. */
 int MPIDI_BIP_recv_eager(int node, const MPIDI_BIP_ctl_rts_t *rts,
 			 const void *data)
 {
 	MPIDI_BIP_eager_t *e = &MPIDI_BIP_global.peers[node].eager;
 	MPIR_Request *rreq = rts_matched(rts);
-	MPIDI_BIP_unexp_t *u;
-	int mpi_errno = MPI_SUCCESS;
+	int mpi_errno = MPI_SUCCESS, rc;
 
 	*e = (MPIDI_BIP_eager_t){ .data_sz = rts->data_sz, .rreq = rreq };
 	if (rreq) {
 		e->dst = recv_landing(rreq, rts->data_sz);
 		e->cap = BIP_REQ(rreq).cap;
 	} else {
-		u = unexp_with_data(node, rts);
-		MPIR_ERR_CHKANDJUMP(!u, mpi_errno, MPI_ERR_OTHER, "**nomem");
-		e->u = u;
-		e->dst = u->data;
+		e->u = unexp_with_data(node, rts);
+		e->dst = e->u ? e->u->data : NULL;
 		e->cap = rts->data_sz;
+		if (!e->u)
+			mpi_errno = MPIDI_BIP_NOMEM();
 	}
-	/* No memory for the data: the sender is done with it already, so
-	 * its pieces are taken and dropped, and the receive fails with the
-	 * last (the call that runs progress now says so too). */
 	if (!e->dst && e->cap) {
 		e->cap = 0;
-		e->err = MPIR_Err_create_code(MPI_SUCCESS,
-					      MPIR_ERR_RECOVERABLE, __func__,
-					      __LINE__, MPI_ERR_OTHER,
-					      "**nomem", 0);
+		e->err = MPIDI_BIP_NOMEM();
 	}
 	e->active = true;
-	mpi_errno = eager_piece(e, data, rts->h.len);
-	return mpi_errno ? mpi_errno : e->err;
-fn_fail:
-	return mpi_errno;
+	rc = eager_piece(e, data, rts->h.len);
+	return rc ? rc : mpi_errno;
 }
 
 /* (bip_progress.c checked that it belongs to an eager message in flight,
@@ -932,9 +931,7 @@ int MPIDI_BIP_recv_short(int node, const MPIDI_BIP_ctl_t *ctl,
 				     ctl->len);
 	u = unexp_new(node, ctl, ctl->len, ctl->len);
 	if (!u)
-		return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
-					    __func__, __LINE__, MPI_ERR_OTHER,
-					    "**nomem", 0);
+		return MPIDI_BIP_NOMEM();
 	memcpy(u->data, data, ctl->len);
 	u->arrived = true;
 	return MPI_SUCCESS;
@@ -995,7 +992,7 @@ int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts)
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	MPIR_Request *rreq = rts_matched(rts);
 	MPIDI_BIP_unexp_t *u;
-	int mpi_errno = MPI_SUCCESS;
+	int mpi_errno;
 
 	if (rreq) {
 		if (rts->h.type == MPIDI_BIP_CTL_RNDV)
@@ -1007,11 +1004,17 @@ int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts)
 	/* Rendezvous: the ACK, or the read, waits for a receive. Three-way:
 	 * the same for a while (MPIDI_BIP_recv_held_due). */
 	u = unexp_new(node, &rts->h, rts->data_sz, 0);
-	MPIR_ERR_CHKANDJUMP(!u, mpi_errno, MPI_ERR_OTHER, "**nomem");
+	if (!u) {
+		/* Not even its envelope kept: its sender fails, and so does
+		 * this call, since no receive will ever match it. */
+		mpi_errno = MPIDI_BIP_answer_failed(node, MPIDI_BIP_CTL_ACK,
+						    rts->sreq);
+		return mpi_errno ? mpi_errno : MPIDI_BIP_NOMEM();
+	}
 	u->sreq = rts->sreq;
 	u->addr = rts->addr;
 	if (rts->h.type == MPIDI_BIP_CTL_RNDV)
-		goto fn_exit;
+		return MPI_SUCCESS;
 	u->data = NULL;
 	if (!g->hold_ns)
 		return rts3_fetch(u);
@@ -1019,10 +1022,7 @@ int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts)
 	u->held_ns = MPIDI_BIP_now_ns();
 	g->nheld++;
 	g->cnt.held++;
-fn_exit:
-	return mpi_errno;
-fn_fail:
-	goto fn_exit;
+	return MPI_SUCCESS;
 }
 
 /* The sender cancels a rendezvous send whose data we could read: if no

@@ -385,8 +385,8 @@ int MPIDI_BIP_send_ack(int node, MPIR_Request *sreq,
 	if (ack->flags & MPIDI_BIP_ACK_LAST)
 		r->cap = ack->offset + ack->len;
 	/* Rule: a withdrawn send that no receive took is cancelled; bytes the
-	 * receiver read are sent; a failed read, or a receive BIP refused
-	 * the receiver, fails the send as it failed the receive. */
+	 * receiver read are sent; a failed read, or a receive the receiver
+	 * could not post, fails the send as it failed the receive. */
 	if (ack->flags & MPIDI_BIP_ACK_WITHDRAWN) {
 		MPIR_STATUS_SET_CANCEL_BIT(sreq->status, TRUE);
 		return send_complete(sreq);

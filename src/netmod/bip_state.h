@@ -248,6 +248,10 @@ void MPIDI_BIP_coll_free(MPIR_Comm *comm);
 
 /* An MPI error for a failed BIP call. */
 int MPIDI_BIP_error(int rc, const char *what);
+/* The MPI error for memory we could not get, here. */
+#define MPIDI_BIP_NOMEM()                                                      \
+	MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__,     \
+			     __LINE__, MPI_ERR_OTHER, "**nomem", 0)
 /* The MPI error (class MPIX_ERR_PROC_FAILED) for an operation with node. */
 int MPIDI_BIP_proc_failed(int node);
 /* node died or left: every operation with it ends with that error, and
@@ -335,11 +339,13 @@ void MPIDI_BIP_credits_agree(int node, int peer_accepts);
  * runs once, maybe before this returns: a receive that cannot be posted
  * nor wait (BIP refused it, no memory, the FIFO at its limit) ends in an
  * error at both ends; dst NULL for len > 0 says the caller had no memory
- * for the data. An error may come back all the same (the answer
- * could not go; the FIFO's limit; an active message's, see lrecv_refused). */
+ * for the data. An error comes back if the answer could not go, and for
+ * an active message (see lrecv_fail). */
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
 		    uint64_t len, uint32_t flags, bool timed, void *dst,
 		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg);
+/* Tell node its transfer sreq failed here (ACK or AM_CTS with FAILED). */
+int MPIDI_BIP_answer_failed(int node, int ack_type, uint64_t sreq);
 int MPIDI_BIP_lsend(const MPIDI_BIP_ctl_ack_t *ack, int node,
 			  const void *src,
 			  int (*complete)(MPIDI_BIP_lsend_t *, int), void *arg);

@@ -118,14 +118,14 @@ echo "$out"
 echo "$out" | grep -q "rank 0: eager receive from the dead rank: class" ||
 	{ echo "FAILED: a half-sent eager message did not fail its receive"; exit 1; }
 
-# A control message whose handling fails (the receive FIFO is full) gives
-# its credit back all the same: the sender's next message gets through.
-# The message itself fails at both ends, its sender not left waiting.
-# (Without reads by the receiver: a message it reads needs no BIP tag.)
+# An announcement that finds the receive FIFO full fails at both ends, its
+# sender not left waiting, and gives its credit back all the same: the
+# sender's next message gets through. (Without reads by the receiver: a
+# message it reads needs no BIP tag.)
 MPIR_CVAR_CH4_BIP_CREDITS=2 BIP_LONG_TAGS=1 MPIR_CVAR_CH4_BIP_RECV_FIFO_MAX=1 \
 BIP_SHM_PULL_MIN=never mpirun 3 "$W/faults" fifo-full
-echo "$out" | grep -q "a failed dispatch gave its credit back" ||
-	{ echo "FAILED: the credit of a failed dispatch"; exit 1; }
+echo "$out" | grep -q "a refused announcement gave its credit back" ||
+	{ echo "FAILED: the credit of a refused announcement"; exit 1; }
 both "the full FIFO refused failed" \
 	"the message the full FIFO refused did not fail at both ends"
 

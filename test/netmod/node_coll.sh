@@ -68,6 +68,18 @@ MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 4 "$W/test_node_coll" 5 exit 65536
 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 5 "$W/test_node_coll" 5 exit 65536
 counted 5 no "collectives in shared memory"
 
+# An alltoall of up to 4 times NODE_COLL_MAX a rank there too, in rounds:
+# on 3 ranks, blocks of 87381 ints (1 MiB a rank) take 5 (the slice is
+# 87360 bytes), the strided receive and the one in place too; on 2 ranks,
+# by messages. (The allgathers of such blocks go by messages: uncounted.)
+MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 3 "$W/test_node_coll" 5 alltoall 87381
+expect "test_node_coll: passed" "alltoall in rounds"
+[ "$(counter "collectives in shared memory" | sort -u)" = 2 ] ||
+	{ echo "FAILED: alltoall of 1 MiB a rank on 3 ranks not in shared memory"; exit 1; }
+MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_node_coll" 5 alltoall 65537
+expect "test_node_coll: passed" "alltoall of 512 KiB a rank on 2 ranks"
+counted 2 no "collectives in shared memory"
+
 # Bcasts larger than NODE_COLL_MAX: in pieces (3 ranks), each takes the
 # shared path: 3 roots + 20 run ahead on each of 3 communicators, at least
 # 69 more a rank than by messages (NODE_BCAST_PIECES=0; they also count

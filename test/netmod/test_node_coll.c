@@ -23,13 +23,14 @@
  *   - the same on a split communicator with the ranks in reverse order,
  *     on a dup, and with point-to-point traffic interleaved.
  *
- *   test_node_coll [ITERS [threads|exit [INTS]|wake]]
+ *   test_node_coll [ITERS [threads|exit [INTS]|alltoall INTS|wake]]
  *
  * With "threads": MPI_THREAD_MULTIPLE, and THREADS threads per rank at
  * once, each with allreduces and bcasts on a communicator of its own, one
  * of them sleeping now and then (the others' waits must let it in). With
  * "exit": 2 ITERS allreduces (of INTS ints, default 1), then MPI_Finalize
- * at once (a rank that saw
+ * at once; "alltoall": the same with ITERS times 2 alltoalls of INTS ints a
+ * block, and allgathers (a rank that saw
  * all arrive leaves while the others may still be looking: they must not
  * take it for dead). With "wake": ITERS barriers that the last rank
  * reaches LATE_US late, so that the others sleep (under 30 % of a core
@@ -427,8 +428,8 @@ static void all(MPI_Comm comm, int iters)
 
 	MPI_Comm_size(comm, &csize);
 	for (int it = 0; it < iters; it++) {
-		/* An alltoall of three chunks and a bit a rank: in rounds,
-		 * the last of a part of a slice. */
+		/* An alltoall of three chunks and a bit a rank: in rounds
+		 * above 2 ranks, the last of a part of a slice. */
 		exchanges(comm, it, (3 * edge + 5) / csize + 1);
 		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
 			allreduce_ints(comm, it, sizes[k], (int)(it + k) % 2);
@@ -521,11 +522,14 @@ int main(int argc, char **argv)
 		woken(iters);
 		return passed(1);
 	}
-	if (!strcmp(mode, "exit")) {
+	if (!strcmp(mode, "exit") || !strcmp(mode, "alltoall")) {
 		int ints = argc > 3 ? atoi(argv[3]) : 1;
 
 		for (int it = 0; it < iters; it++)
-			allreduce_ints(MPI_COMM_WORLD, it, ints, 0);
+			if (mode[0] == 'e')
+				allreduce_ints(MPI_COMM_WORLD, it, ints, 0);
+			else
+				exchanges(MPI_COMM_WORLD, it, ints);
 		return passed(0);
 	}
 	all(MPI_COMM_WORLD, iters);
