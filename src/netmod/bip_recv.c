@@ -676,12 +676,11 @@ static int unexp_read_done(void *arg, int err)
 }
 
 /* No memory for the len bytes of node's message sreq: it fails at both
- * ends, done ending ours (MPIDI_BIP_lrecv, dst NULL). */
+ * ends, done ending ours (an ask with no buffer: MPIDI_BIP_lrecv). */
 static int recv_no_memory(int node, uint64_t sreq, uint64_t len,
 			  int (*done)(MPIDI_BIP_lrecv_t *, int), void *arg)
 {
-	return MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, sreq, 0, len, 0, false,
-			       NULL, done, arg);
+	return ask_post(node, sreq, 0, len, 0, false, NULL, done, arg);
 }
 
 /* --- announcements: eager, three-way, rendezvous ------------------------- */
