@@ -55,20 +55,55 @@ static enum MPIDI_BIP_path best_of(const MPIDI_BIP_path_class_t *c)
 	return read && send ? cheaper(read, send) : MPIDI_BIP_PATH_READ;
 }
 
+static enum MPIDI_BIP_path other_of(enum MPIDI_BIP_path way)
+{
+	return way == MPIDI_BIP_PATH_READ ? MPIDI_BIP_PATH_SEND
+					  : MPIDI_BIP_PATH_READ;
+}
+
+/* Whether the first cost of way's trial alone beats the other way's. */
+static bool trial_wins(const MPIDI_BIP_path_class_t *c,
+		       enum MPIDI_BIP_path way)
+{
+	uint32_t rest = median(c->cost[other_of(way)]);
+
+	if (!rest)
+		return false;
+	return (way == MPIDI_BIP_PATH_READ ? cheaper(c->first, rest)
+					   : cheaper(rest, c->first)) == way;
+}
+
+/* The choices between trials of other that keep their cost within the
+ * budget (MPIDI_BIP_PATH_BUDGET): a trial as long as the last one, each
+ * of its choices dearer by the gap of the two ways' costs. */
+static uint32_t trial_budget(const MPIDI_BIP_path_class_t *c,
+			     enum MPIDI_BIP_path best,
+			     enum MPIDI_BIP_path other)
+{
+	uint64_t b = median(c->cost[best]), o = median(c->cost[other]);
+
+	if (!b || o <= b)
+		return 0;
+	return (uint32_t)MIN((uint64_t)c->tries * (o - b) *
+				     MPIDI_BIP_PATH_BUDGET / b,
+			     MPIDI_BIP_PATH_PERIOD_MAX);
+}
+
 /* A trial of the other way begins: every period choices, the period
  * doubled while trials leave the cheaper way as it was, so a steady
  * choice pays less and less for the look (three choices a trial of
  * messages alone, a window's worth in a stream, when the other way does
- * not get cheaper). */
+ * not get cheaper), and the dearer the other way measured, the longer
+ * (trial_budget). */
 static enum MPIDI_BIP_path trial_begin(MPIDI_BIP_path_class_t *c,
 				       enum MPIDI_BIP_path best)
 {
-	enum MPIDI_BIP_path other = best == MPIDI_BIP_PATH_READ
-					    ? MPIDI_BIP_PATH_SEND
-					    : MPIDI_BIP_PATH_READ;
+	enum MPIDI_BIP_path other = other_of(best);
 
 	if (c->period && c->best == best + 1)
-		c->period = MIN(2 * c->period, MPIDI_BIP_PATH_EXPLORE_MAX);
+		c->period = (uint16_t)MAX(
+			MIN(2 * c->period, MPIDI_BIP_PATH_EXPLORE_MAX),
+			trial_budget(c, best, other));
 	else
 		c->period = MPIDI_BIP_PATH_EXPLORE;
 	c->best = (uint8_t)(best + 1);
@@ -124,7 +159,13 @@ enum MPIDI_BIP_path MPIDI_BIP_path_choose(MPIDI_BIP_paths_t *p, uint64_t len)
 		}
 		c->trying = 0;
 	}
-	if (c->since < MAX(c->period, MPIDI_BIP_PATH_EXPLORE)) {
+	/* The period was set for the way that was the cheaper when the last
+	 * trial began: if the costs have swapped since (a run of slow samples
+	 * of that way), the way now left aside is looked at again within the
+	 * first period, not the budget of the other. */
+	if (c->since < (c->best == best + 1 ? MAX(c->period,
+						  MPIDI_BIP_PATH_EXPLORE)
+					    : MPIDI_BIP_PATH_EXPLORE)) {
 		c->since++;
 		return best;
 	}
@@ -159,18 +200,36 @@ static void class_sample(MPIDI_BIP_path_class_t *c, enum MPIDI_BIP_path way,
 	/* A trial's way must stay at least a tenth below its first cost. */
 	if (!trial)
 		return;
-	if (!c->first)
+	if (!c->first) {
 		c->first = (uint32_t)per_kib;
-	else if (per_kib * 10 > (uint64_t)c->first * 9)
+		/* A first cost that alone would make its way the cheaper
+		 * changed something, though the way's older costs held the
+		 * choice back: the next trial comes within the first period,
+		 * not the budget. */
+		if (trial_wins(c, way))
+			c->period = MPIDI_BIP_PATH_EXPLORE;
+	} else if (per_kib * 10 > (uint64_t)c->first * 9)
 		c->trying = 0;
 }
 
+/* Rule: each way's cost is its own. A message done at its choice while
+ * messages of the other way are in flight in its class shares the
+ * machine with them (a read while the sender copies what we asked for
+ * into the rings: 64 KiB-1 MiB both ways, reads right after a trial of
+ * asks cost 2-3 x the others, and two of them made reading look dearer
+ * than asking, so that the choice swung back and forth). It is not kept,
+ * unless the way has no cost yet or is on trial. */
 void MPIDI_BIP_path_sample(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
 			   uint64_t len, uint64_t ns)
 {
+	MPIDI_BIP_path_class_t *c = &p->cls[class_of(len)];
+
 	if (way == MPIDI_BIP_PATH_READ)
 		p->reading += ns;
-	class_sample(&p->cls[class_of(len)], way, len, ns, false);
+	if (c->busy[other_of(way)].out && c->cost[way][0] &&
+	    c->trying != way + 1)
+		return;
+	class_sample(c, way, len, ns, false);
 }
 
 void MPIDI_BIP_path_start(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,

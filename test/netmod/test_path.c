@@ -221,6 +221,70 @@ static void test_stream(void)
 	      asks);
 }
 
+/* A way far dearer is tried rarely: asking at 4 x a read's cost, a trial
+ * of a window every 6000 choices or more (MPIDI_BIP_PATH_BUDGET), where
+ * doubling alone stops at MPIDI_BIP_PATH_EXPLORE_MAX; asking that becomes
+ * the cheaper is still found within MPIDI_BIP_PATH_PERIOD_MAX choices. */
+static void test_budget(void)
+{
+	MPIDI_BIP_paths_t p;
+	uint64_t now = 1;
+	int asks, windows = 0;
+
+	memset(&p, 0, sizeof(p));
+	stream(&p, &now, 100, 64, 1 << 20, 60000, 240000);
+	asks = stream(&p, &now, 200, 64, 1 << 20, 60000, 240000);
+	CHECK(asks <= 3 * 64, "asked %d of 12800 at 4 x a read", asks);
+	CHECK(asks >= 64, "no trial of asking in 12800 choices");
+	while (windows++ <= MPIDI_BIP_PATH_PERIOD_MAX / 64 + 2 &&
+	       stream(&p, &now, 1, 64, 1 << 20, 60000, 30000) < 32)
+		;
+	CHECK(windows <= MPIDI_BIP_PATH_PERIOD_MAX / 64 + 2,
+	      "asking at half a read's cost unseen for %d windows", windows);
+	/* The trial's cost alone does not move asking's median of three:
+	 * a second trial follows within the first period, then asks. */
+	CHECK(stream(&p, &now, 1, 64, 1 << 20, 60000, 30000) >= 16,
+	      "no second trial of asking");
+	CHECK(stream(&p, &now, 4, 64, 1 << 20, 60000, 30000) >= 4 * 64 - 16,
+	      "asking not taken");
+
+	/* Two slow reads make asking look the cheaper: reading is tried
+	 * again within a window or two, not after the long period set
+	 * while it was the cheaper. */
+	memset(&p, 0, sizeof(p));
+	stream(&p, &now, 100, 64, 1 << 20, 60000, 240000);
+	MPIDI_BIP_path_sample(&p, READ, 1 << 20, 900000);
+	MPIDI_BIP_path_sample(&p, READ, 1 << 20, 900000);
+	CHECK(MPIDI_BIP_path_cost(&p, READ, 1 << 20) >
+		      MPIDI_BIP_path_cost(&p, SEND, 1 << 20),
+	      "two slow reads left reading the cheaper");
+	asks = stream(&p, &now, 3, 64, 1 << 20, 60000, 240000);
+	CHECK(asks < 3 * 64 - 16, "asked %d of 192 before reading again",
+	      asks);
+}
+
+/* A read done while asks of its class are in flight shares the machine
+ * with them: not reading's cost, unless reading has none yet. */
+static void test_read_among_asks(void)
+{
+	MPIDI_BIP_paths_t p;
+
+	memset(&p, 0, sizeof(p));
+	for (int i = 0; i < MPIDI_BIP_PATH_SAMPLES; i++)
+		MPIDI_BIP_path_sample(&p, READ, 65536, 4000);
+	MPIDI_BIP_path_start(&p, SEND, 65536, 1000);
+	MPIDI_BIP_path_sample(&p, READ, 65536, 40000);
+	MPIDI_BIP_path_sample(&p, READ, 65536, 40000);
+	CHECK(MPIDI_BIP_path_cost(&p, READ, 65536) == 4000 * 1024 / 65536,
+	      "reads among asks made reading cost %u ns/KiB",
+	      MPIDI_BIP_path_cost(&p, READ, 65536));
+	MPIDI_BIP_path_done(&p, SEND, 65536, 1, 9000);
+	MPIDI_BIP_path_sample(&p, READ, 65536, 40000);
+	MPIDI_BIP_path_sample(&p, READ, 65536, 40000);
+	CHECK(MPIDI_BIP_path_cost(&p, READ, 65536) == 40000 * 1024 / 65536,
+	      "reads with nothing in flight not kept");
+}
+
 /* Of choices for len made while none of their costs comes, how many read
  * before the first ask. */
 static int reads_unheard(MPIDI_BIP_paths_t *p, uint64_t len, uint64_t now)
@@ -434,6 +498,8 @@ int main(void)
 	test_warming();
 	test_margin();
 	test_stream();
+	test_budget();
+	test_read_among_asks();
 	test_trial_alone();
 	test_invited();
 	test_in_flight();
