@@ -1,8 +1,9 @@
 /*
  * bip_info.c - what BIP would do on this machine: version, every wire with
- * its reach and state, limits, and every knob with its default, current
- * value and description (printed from libbip's knob tables). With -p, under
- * a launcher: the wire each peer of the job is reached by, and why.
+ * its reach and state, how copies fare here, limits, and every knob with
+ * its default, current value and description (printed from libbip's knob
+ * tables). With -p, under a launcher: the wire each peer of the job is
+ * reached by, and why.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,16 @@ static void print_kmod(void)
 
 	printf("kernel module:     %s%s\n",
 	       bip_kmod_info(NULL, why, sizeof(why)) ? "" : "loaded: ", why);
+}
+
+/* Whether rep movsb's slow distances are slow here (bip_copy.h), as a
+ * process with host peers measures it when it opens (BIP_SHM_ALIAS). */
+static void print_copies(void)
+{
+	char why[160];
+
+	bip_copy_calibrate(why, sizeof(why));
+	printf("copies:            %s\n", why);
 }
 
 /* What the NIC program needs with these knobs, sending to every peer. */
@@ -86,6 +97,7 @@ int main(int argc, char **argv)
 	       BIP_WIRE_VERSION);
 	print_wires();
 	print_kmod();
+	print_copies();
 	printf("small messages:    at most %d bytes (BIP_SMALL_MAX)\n",
 	       BIP_SMALL_MAX);
 	printf("business card:     at most %d bytes\n", BIP_CARD_MAX);

@@ -5,8 +5,11 @@
  * 64 KiB at 2.5 GB/s instead of 45; a page-aligned window copied into a
  * buffer from malloc, 16 bytes into its page, is such a case). Copies of
  * 2 KiB or more at those distances go by a loop of vector moves instead;
- * the others are memcpy's. Used by every layer for the copies whose
- * alignments the user chooses. Installed beside bip.h.
+ * the others are memcpy's. Other processors lose little there (Intel
+ * Xeon: memcpy 39 GB/s at such a distance, 54 at 0, the loop 24), so
+ * whether this machine has the slow case is measured (bip_copy_calibrate),
+ * not assumed. Used by every layer for the copies whose alignments the
+ * user chooses. Installed beside bip.h.
  */
 #ifndef BIP_COMMON_COPY_H
 #define BIP_COMMON_COPY_H
@@ -22,12 +25,28 @@ extern "C" {
 /* The loop (copy.c): any len, any alignments. */
 void bip_copy_loop(void *dst, const void *src, size_t len);
 
-/* Whether `rep movsb` is slow from src to dst: the kernel's copies use it
- * too (cross-memory attach: 64 KiB at 2.2 GB/s instead of 9), which no
- * loop of ours can avoid. */
-static inline int bip_copy_slow(uintptr_t dst, uintptr_t src)
+/* The copies `rep movsb` slows at those distances on this machine: the C
+ * library's memcpy (bip_copy then takes its loop), and the kernel's,
+ * cross-memory attach among them (64 KiB at 2.2 GB/s instead of 9 on AMD
+ * Zen), which no loop of ours can avoid (BIP goes through a bounce buffer
+ * instead, and the MPI netmod asks for such data rather than reading it).
+ * Both until bip_copy_calibrate says otherwise. */
+#define BIP_COPY_ALIAS_USER 1u
+#define BIP_COPY_ALIAS_KERNEL 2u
+extern unsigned bip_copy_alias;
+
+/* Measures both on this machine, once per process (64 KiB copies 16 bytes
+ * apart against the loop, and against cross-memory attach to oneself 0
+ * bytes apart; the fastest of a few each), sets bip_copy_alias, and says
+ * what it measured in why (len bytes at most). A kind counts as slow at
+ * 1.5 x (user) or 2 x (kernel) the other way's time. Returns
+ * bip_copy_alias. */
+unsigned bip_copy_calibrate(char *why, size_t len);
+
+/* Whether copies of kind (BIP_COPY_ALIAS_*) from src to dst are slow. */
+static inline int bip_copy_slow(unsigned kind, uintptr_t dst, uintptr_t src)
 {
-	return ((dst - src) & 4095) - 1 < 63;
+	return (bip_copy_alias & kind) && ((dst - src) & 4095) - 1 < 63;
 }
 
 /* Below this, rep movsb's slow case costs less than the loop's start. */
@@ -68,7 +87,8 @@ static inline void bip_copy(void *dst, const void *src, size_t len)
 	if (len <= BIP_COPY_SMALL_MAX)
 		bip_copy_small(dst, src, len);
 	else if (len >= BIP_COPY_LOOP_MIN &&
-	    bip_copy_slow((uintptr_t)dst, (uintptr_t)src))
+	    bip_copy_slow(BIP_COPY_ALIAS_USER, (uintptr_t)dst,
+			  (uintptr_t)src))
 		bip_copy_loop(dst, src, len);
 	else
 		memcpy(dst, src, len);

@@ -358,9 +358,9 @@ enum fetch { FETCH_ASK, FETCH_ASK_RINGS, FETCH_ASK_CHOSEN, FETCH_READ,
  * while both processes run at once, and crowded ranks seldom do (NAS
  * patterns on 8 ranks on 2 cores: CG 1.4 x faster). Our own messages too:
  * one process would do both copies of the other way. Never where the
- * kernel's copy is slow (bip_copy.h: 4 x slower than the rings, which
- * avoid it). Else as MPIR_CVAR_CH4_BIP_FETCH says, by default by measured
- * cost (bip_path.h). */
+ * kernel's copy is slow on this machine (bip_copy.h: 4 x slower than the
+ * rings on AMD Zen, which avoid it). Else as MPIR_CVAR_CH4_BIP_FETCH
+ * says, by default by measured cost (bip_path.h). */
 static enum fetch fetch_way(int node, const void *dst, uint64_t addr,
 			    uint64_t len)
 {
@@ -368,7 +368,7 @@ static enum fetch fetch_way(int node, const void *dst, uint64_t addr,
 
 	if (g->crowded || node == MPIR_Process.rank)
 		return FETCH_READ;
-	if (bip_copy_slow((uintptr_t)dst, addr))
+	if (bip_copy_slow(BIP_COPY_ALIAS_KERNEL, (uintptr_t)dst, addr))
 		return FETCH_ASK_RINGS;
 	switch (MPIR_CVAR_CH4_BIP_FETCH) {
 	case MPIR_CVAR_CH4_BIP_FETCH_read:

@@ -2,6 +2,15 @@
 # Every bad argument, knob and bootstrap returns its error code.
 . "$top_srcdir/test/bip/lib.sh"
 run "$BIP_RUN" -n 2 -t 60 "$T/test_args"
+# Single copies at rep movsb's slow distances (bip_copy.h), bounced and
+# direct, whatever this machine measured.
+for a in slow fast; do
+	BIP_SHM_ALIAS=$a run "$BIP_RUN" -n 2 -t 60 "$T/test_args"
+done
+out=$(BIP_SHM_ALIAS=maybe "$BIP_RUN" -n 2 -t 30 "$top_builddir/examples/bip_hello" 2>&1) &&
+	{ echo "FAILED: a bad BIP_SHM_ALIAS was accepted"; exit 1; }
+echo "$out" | grep -q "BIP_SHM_ALIAS=maybe: expected one of" ||
+	{ echo "FAILED: no clear message for a bad BIP_SHM_ALIAS: $out"; exit 1; }
 run env -u PMI_FD -u PMI_RANK -u PMI_SIZE "$T/test_args" noenv
 # A bad knob stops the job with a message naming it, not a crash.
 out=$(BIP_IDLE=sometimes "$BIP_RUN" -n 2 -t 30 "$top_builddir/examples/bip_hello" 2>&1) &&

@@ -4,7 +4,10 @@
  * takes its own loop (1 to 63 bytes ahead) and some that do not, lengths
  * on both sides of the loop's threshold and of its 64-byte steps, every
  * length of the inline copy of small ones (0 to 64 bytes, at each
- * alignment of a cache line), and nothing written around the destination.
+ * alignment of a cache line), and nothing written around the destination,
+ * whether this machine's memcpy is taken as slow at those distances or
+ * not; and the calibration that decides it gives one verdict, and says
+ * what it measured.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,18 +18,30 @@
 
 #define AREA (3 * 4096 + 8192)
 
-int main(void)
+static void test_calibrate(void)
+{
+	char why[160] = "";
+	unsigned got = bip_copy_calibrate(why, sizeof(why));
+
+	CHECK(got == bip_copy_alias &&
+		      !(got & ~(BIP_COPY_ALIAS_USER | BIP_COPY_ALIAS_KERNEL)),
+	      "calibration returned %u, set %u", got, bip_copy_alias);
+	CHECK(strstr(why, "memcpy") && strstr(why, "GB/s"),
+	      "the calibration said '%s'", why);
+	CHECK(strstr(why, got & BIP_COPY_ALIAS_USER ? "(loop)" : "(memcpy)"),
+	      "the verdict %u is not what it said: '%s'", got, why);
+	bip_copy_alias = ~got & 3u;
+	CHECK(bip_copy_calibrate(NULL, 0) == (~got & 3u),
+	      "a second calibration measured again");
+	bip_copy_alias = got;
+}
+
+/* Every case, with memcpy taken as slow at rep movsb's distances or not. */
+static void test_copies(const unsigned char *src, unsigned char *dst)
 {
 	static const size_t lens[] = { 0, 1, 63, 64, 2047, 2048, 2049,
 				       4095, 4096, 4100, 8191 + 64 };
-	unsigned char *src = aligned_alloc(4096, AREA);
-	unsigned char *dst = aligned_alloc(4096, AREA + 4096);
 
-	CHECK(src && dst, "aligned_alloc");
-	if (!src || !dst)
-		return unit_result("test_copy");
-	for (size_t i = 0; i < AREA; i++)
-		src[i] = (unsigned char)(i * 7 + (i >> 8));
 	for (int ahead = 0; ahead <= 130; ahead++) {
 		for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
 			size_t len = lens[l], s_off = 4096 - 8;
@@ -35,9 +50,11 @@ int main(void)
 			memset(dst, 0xa5, AREA + 4096);
 			bip_copy(d, src + s_off, len);
 			CHECK(!memcmp(d, src + s_off, len),
-			      "%zu bytes %d ahead: bytes differ", len, ahead);
+			      "%zu bytes %d ahead (alias %u): bytes differ",
+			      len, ahead, bip_copy_alias);
 			CHECK(d[-1] == 0xa5 && d[len] == 0xa5,
-			      "%zu bytes %d ahead: wrote outside", len, ahead);
+			      "%zu bytes %d ahead (alias %u): wrote outside",
+			      len, ahead, bip_copy_alias);
 		}
 	}
 	for (size_t len = 0; len <= BIP_COPY_SMALL_MAX + 1; len++) {
@@ -52,6 +69,23 @@ int main(void)
 			      "%zu bytes at %d: wrote outside", len, off);
 		}
 	}
+}
+
+int main(void)
+{
+	unsigned char *src = aligned_alloc(4096, AREA);
+	unsigned char *dst = aligned_alloc(4096, AREA + 4096);
+
+	CHECK(src && dst, "aligned_alloc");
+	if (!src || !dst)
+		return unit_result("test_copy");
+	for (size_t i = 0; i < AREA; i++)
+		src[i] = (unsigned char)(i * 7 + (i >> 8));
+	bip_copy_alias = BIP_COPY_ALIAS_USER;
+	test_copies(src, dst);
+	bip_copy_alias = 0;
+	test_copies(src, dst);
+	test_calibrate();
 	free(src);
 	free(dst);
 	return unit_result("test_copy");
