@@ -1401,6 +1401,14 @@ static __attribute__((noinline)) int take_record(struct bipfw_shm *shm,
 	if (len > room)
 		len = (size_t)room;
 	shm->rx_len = record_bytes(len);
+	/* The payload's lines are still in the sender's cache: asked for
+	 * now, they cross while the header is checked and dispatched, not
+	 * one after the other when the host reads them (MPI ping-pong, one
+	 * way: 56-128 B 0.40-0.47 -> 0.31-0.34 us, 17-48 B 0.29 -> 0.27;
+	 * past 1 KiB the hardware's streamer does as well). */
+	for (size_t off = CACHELINE; off < shm->rx_len && off < 1024;
+	     off += CACHELINE)
+		__builtin_prefetch(rec + off);
 	*hdr = &shm->rx_hdr;
 	*payload = rec + sizeof(struct bip_pkt_hdr);
 	*avail = len < shm->p.packet_size ? len : shm->p.packet_size;
