@@ -80,17 +80,17 @@ static uint64_t fastest(enum cal_way way, unsigned char *dst,
 unsigned bip_copy_calibrate(char *why, size_t len)
 {
 	static int done;
-	static char said[160];
-	unsigned char *src = aligned_alloc(4096, CAL_LEN + 4096);
-	unsigned char *dst = aligned_alloc(4096, CAL_LEN + 4096);
+	static char said[160] = "not measured (no memory)";
+	unsigned char *src = NULL, *dst = NULL;
 	uint64_t mem, loop, cma, cma0;
 	int n;
 
-	if (done || !src || !dst) {
-		if (!done)
-			snprintf(said, sizeof(said), "not measured (no memory)");
+	if (done)
 		goto out;
-	}
+	src = aligned_alloc(4096, CAL_LEN + 4096);
+	dst = aligned_alloc(4096, CAL_LEN + 4096);
+	if (!src || !dst)
+		goto out;
 	memset(src, 0x5a, CAL_LEN + 4096);
 	memset(dst, 0, CAL_LEN + 4096);
 	mem = fastest(CAL_MEMCPY, dst + CAL_AHEAD, src);
