@@ -29,6 +29,16 @@
  *            only grow.
  *   read:    a rank reads another's data of s once it saw that rank's
  *            arrival at s (acquire).
+ *   in place: data that others take whole from a rank and that is large
+ *            (a bcast's buffer between two ranks, an alltoall's blocks, from
+ *            MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN bytes) stays where the
+ *            user has it: the rank's arrival at s carries its address, the
+ *            others read it there with cross-memory attach (bip_read) and
+ *            arrive at s + 1 once done, and the rank returns only after
+ *            every such arrival (its data may change once it returned).
+ *            A chunk costs two copies, the first into lines the readers
+ *            hold; a read costs one. Only where every rank reaches every
+ *            other's memory (agreed at set-up).
  *
  * So a bcast root or the ranks of a reduce run up to SLOTS - 1 small
  * collectives ahead of the slowest rank (fewer when their data fills the
@@ -112,6 +122,23 @@ cvars:
         two ranks a large bcast is one single-copy read either way. Must
         be the same on every rank.
 
+    - name        : MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN
+      category    : CH4_BIP
+      type        : int
+      default     : -1
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        From this many bytes, a bcast's data between two ranks and an
+        alltoall's blocks that go through a host's shared memory stay in
+        the user's buffers: the other ranks read them there in one copy
+        (cross-memory attach), where the shared data ring takes two.
+        Only where every rank of the communicator can read every other's
+        memory. -1: 8192 where every rank of the host has a core, 32768
+        where they share cores (the largest any rank of the communicator
+        takes). 0: never. Must be the same on every rank.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
@@ -161,6 +188,8 @@ struct MPIDI_BIP_coll {
 	uint64_t seq;   /* our last collective */
 	uint64_t all;   /* the last one every rank is known to have reached */
 	bool failed;    /* one failed here or at another rank: all fail */
+	bool reads;     /* every rank reads every other's memory (agreed) */
+	size_t read_min; /* and data from this size is read where it lies */
 	/* Our chunks, oldest first: a circular FIFO of SLOTS. */
 	size_t head;    /* where our next chunk goes */
 	struct coll_chunk chunks[SLOTS];
@@ -512,8 +541,33 @@ static int begin(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, size_t bytes,
 struct coll_card {
 	uint64_t key, off; /* key 0: no shared memory */
 	uint64_t len;
-	int64_t max, ranks;
+	int64_t max, ranks, read_min;
 };
+
+/* MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN, auto resolved here (0: never).
+ * Alltoall blocks read against blocks through chunks, us: 2 ranks, a
+ * core each, 8 KiB 1.5 against 2.3, 16 KiB 2.1 against 3.8; 4 ranks on 2
+ * cores 16 KiB 15.8 against 12.5, 32 KiB 20.9 against 22.8; 8 ranks 16
+ * KiB 67 against 61, 32 KiB 101 against 135. */
+#define READ_MIN_CORES 8192
+#define READ_MIN_CROWDED 32768
+static int read_min_here(void)
+{
+	if (MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN >= 0)
+		return MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN;
+	return MPIDI_BIP_global.crowded ? READ_MIN_CROWDED : READ_MIN_CORES;
+}
+
+/* Whether this rank reads every other rank's memory (bip_read). */
+static int reads_all(MPIR_Comm *comm)
+{
+	for (int i = 0; i < comm->local_size; i++)
+		if (i != comm->rank &&
+		    bip_rma_reach(MPIDI_BIP_global.ep,
+				  MPIDI_BIP_node_of(comm, i)) != 1)
+			return 0;
+	return 1;
+}
 
 static void coll_end(struct MPIDI_BIP_coll *c)
 {
@@ -543,9 +597,11 @@ static int coll_setup(MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 	struct coll_card card = {
 		.max = MPIDI_BIP_coll_max,
 		.ranks = MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS,
+		.read_min = MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN,
 	};
 	MPIR_Errflag_t agreed = MPIR_ERR_NONE;
-	int ok, mpi_errno;
+	/* Agreed by MPI_MIN: the memory; reads; minus the read size. */
+	int ok[3] = { 0, 0, 0 }, mpi_errno;
 
 	if (comm->comm_kind != MPIR_COMM_KIND__INTRACOMM ||
 	    comm->local_size < 2 || comm->node_count != 1) {
@@ -555,7 +611,7 @@ static int coll_setup(MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 	c = comm->local_size > MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS
 		    ? NULL
 		    : MPL_calloc(1, sizeof(*c), MPL_MEM_COLL);
-	ok = c != NULL;
+	ok[0] = c != NULL;
 	if (c) {
 		c->size = comm->local_size;
 		c->rank = comm->rank;
@@ -574,21 +630,27 @@ static int coll_setup(MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 	if (mpi_errno || agreed)
 		goto fn_fail;
 	if (comm->rank != 0 && c) {
-		ok = card.key && card.len == c->len &&
-		     card.max == MPIDI_BIP_coll_max &&
-		     card.ranks == MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS;
+		ok[0] = card.key && card.len == c->len &&
+			card.max == MPIDI_BIP_coll_max &&
+			card.ranks == MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS &&
+			card.read_min == MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN;
 		MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
-		if (ok && bip_mem_map(ep, MPIDI_BIP_node_of(comm, 0), card.key,
-				      card.off, card.len, (void **)&c->base))
-			ok = 0;
+		if (ok[0] && bip_mem_map(ep, MPIDI_BIP_node_of(comm, 0),
+					 card.key, card.off, card.len,
+					 (void **)&c->base))
+			ok[0] = 0;
 		MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
 	} else if (c) {
-		ok = card.key != 0;
+		ok[0] = card.key != 0;
 	}
-	mpi_errno = MPIR_Allreduce_impl(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN,
+	ok[2] = -read_min_here();
+	ok[1] = ok[2] < 0 && reads_all(comm);
+	mpi_errno = MPIR_Allreduce_impl(MPI_IN_PLACE, ok, 3, MPI_INT, MPI_MIN,
 					comm, &agreed);
-	if (mpi_errno || agreed || !ok)
+	if (mpi_errno || agreed || !ok[0])
 		goto fn_fail;
+	c->reads = ok[1];
+	c->read_min = (size_t)-(int64_t)ok[2];
 	c->rings = c->base + c->rings_off;
 	comm->dev.ch4.netmod.bip.coll = c;
 	return MPI_SUCCESS;
@@ -771,15 +833,106 @@ static int bcast_pieces(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, char *buf,
 	return mpi_errno;
 }
 
+/* --- data read where it lies (the rule "in place") ------------------- */
+
+/* Whether data of bytes (a bcast's, an alltoall's block) is read where it
+ * lies: the same on every rank. */
+static bool in_place(const struct MPIDI_BIP_coll *c, size_t bytes)
+{
+	return c->reads && bytes >= c->read_min;
+}
+
+/* Our arrival at a new collective, *s_p, with the address of our data. */
+static int publish(MPIR_Comm *comm, struct MPIDI_BIP_coll *c,
+		   const void *data, uint64_t *s_p, MPIR_Errflag_t *errflag)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)data;
+	char *to;
+	int mpi_errno = begin(comm, c, sizeof(addr), s_p, &to, errflag);
+
+	MPIDI_BIP_global.cnt.node_coll_read++;
+	if (!mpi_errno)
+		memcpy(to, &addr, sizeof(addr));
+	return arrive(comm, c, *s_p, mpi_errno);
+}
+
+/* bytes at off in the data rank published at s, read into dst. Its
+ * address is copied (the rank may write its slot again) and only ever
+ * given to bip_read, which reads rank's memory through the kernel: an
+ * address that lies fails the read, nothing else. */
+static int read_from(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, int rank,
+		     uint64_t s, size_t off, void *dst, size_t bytes,
+		     MPIR_Errflag_t *errflag)
+{
+	uint64_t addr;
+	int rc;
+
+	memcpy(&addr, data_of(c, rank, s, sizeof(addr)), sizeof(addr));
+	if (addr > UINT64_MAX - off - bytes)
+		return rank_failed(c, rank, true, errflag);
+	rc = bip_read(MPIDI_BIP_global.ep, MPIDI_BIP_node_of(comm, rank), dst,
+		      addr + off, bytes);
+	if (rc)
+		return coll_fail(c, MPIDI_BIP_error(rc, "reading the data of "
+						    "a collective"),
+				 MPIR_ERR_OTHER, errflag);
+	return MPI_SUCCESS;
+}
+
+/* Our arrival at the collective after s, where the others say they read
+ * what we published at s; then, if we published, the wait for theirs. */
+static int read_done(MPIR_Comm *comm, struct MPIDI_BIP_coll *c,
+		     bool published, int mpi_errno, MPIR_Errflag_t *errflag)
+{
+	uint64_t s = ++c->seq;
+
+	mpi_errno = arrive(comm, c, s, mpi_errno);
+	if (mpi_errno || !published)
+		return mpi_errno;
+	return wait_all(comm, c, s, errflag);
+}
+
+/* A bcast of bytes contiguous bytes at buf, read where it lies: the root
+ * publishes buf, the others read it. Every rank walks both collectives,
+ * after an error too (as in bcast_pieces). */
+static int bcast_read(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, char *buf,
+		      MPI_Aint bytes, int root, int mpi_errno,
+		      MPIR_Errflag_t *errflag)
+{
+	uint64_t s, seen;
+
+	if (comm->rank == root) {
+		if (mpi_errno)
+			arrive(comm, c, ++c->seq, mpi_errno);
+		else
+			mpi_errno = publish(comm, c, buf, &s, errflag);
+		return read_done(comm, c, true, mpi_errno, errflag);
+	}
+	s = ++c->seq;
+	MPIDI_BIP_global.cnt.node_coll_read++;
+	arrive(comm, c, s, mpi_errno);
+	if (!mpi_errno)
+		mpi_errno = wait_for(comm, c, root, s, &seen, errflag);
+	if (!mpi_errno)
+		mpi_errno = read_from(comm, c, root, s, 0, buf, (size_t)bytes,
+				      errflag);
+	return read_done(comm, c, false, mpi_errno, errflag);
+}
+
 /* Rule: a bcast larger than a chunk goes in pieces of coll_max bytes, one
  * collective each, so the root runs ahead of the readers by as many as its
  * data ring holds (4) and all of them copy at once: 4 ranks on 2 cores,
  * medians of 5, 256 KiB 50 us against 143 by messages (Open MPI 76), 1 MiB
- * 178 against 286 (397); 16 ranks 1 MiB 2.5 ms against 6.3 (2.7). A piece
+ * 178 against 286 (397); 16 ranks 1 MiB 2.5 ms against 6.3 (2.7). Between
+ * two ranks that read each other's memory, from
+ * MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN bytes, it is read where it lies
+ * instead (bcast_read; 256 KiB 10 us against 16). Not with more: the root
+ * then waits for every reader before it returns, where with chunks it
+ * runs ahead (4 ranks on 2 cores: 256 KiB 55 us against 31). A piece
  * may end inside a datatype's element, which the datatype engine cannot
  * pack or unpack by halves: a rank whose datatype is not contiguous packs
  * (root) or unpacks (the others) the whole message once, through a
- * buffer of its own. */
+ * buffer of its own (a read needs one block too). */
 int MPIDI_BIP_coll_bcast(void *buf, MPI_Aint count, MPI_Datatype datatype,
 			 int root, MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 {
@@ -787,6 +940,7 @@ int MPIDI_BIP_coll_bcast(void *buf, MPI_Aint count, MPI_Datatype datatype,
 	MPIR_Datatype *dt_ptr;
 	MPI_Aint bytes, true_lb;
 	char *whole;
+	bool reads;
 	int contig, mpi_errno = coll_get(comm, &c, errflag);
 
 	if (mpi_errno)
@@ -796,20 +950,22 @@ int MPIDI_BIP_coll_bcast(void *buf, MPI_Aint count, MPI_Datatype datatype,
 					     errflag);
 	MPIDI_Datatype_get_info(count, datatype, contig, bytes, dt_ptr,
 				true_lb);
-	if (bytes <= MPIDI_BIP_coll_max)
+	reads = c->size == 2 && in_place(c, (size_t)bytes);
+	if (bytes <= MPIDI_BIP_coll_max && !reads)
 		return bcast_piece(comm, c, buf, count, datatype, root, 0,
 				   bytes, errflag);
 	if (contig)
-		return bcast_pieces(comm, c,
-				    (char *)MPIR_get_contig_ptr(buf, true_lb),
-				    bytes, root, MPI_SUCCESS, errflag);
+		return (reads ? bcast_read : bcast_pieces)(
+			comm, c, (char *)MPIR_get_contig_ptr(buf, true_lb),
+			bytes, root, MPI_SUCCESS, errflag);
 	whole = MPIDI_BIP_buf_get((size_t)bytes);
 	if (!whole)
 		mpi_errno = MPIDI_BIP_NOMEM();
 	else if (comm->rank == root)
 		mpi_errno = pack(buf, count, datatype, 0, whole, bytes);
-	mpi_errno = bcast_pieces(comm, c, whole, bytes, root, mpi_errno,
-				 errflag);
+	mpi_errno = (reads ? bcast_read : bcast_pieces)(comm, c, whole, bytes,
+							root, mpi_errno,
+							errflag);
 	if (!mpi_errno && comm->rank != root)
 		mpi_errno = unpack(whole, bytes, buf, count, datatype, 0);
 	MPIDI_BIP_buf_put(whole);
@@ -989,6 +1145,34 @@ static int alltoall_rounds(MPIR_Comm *comm, struct MPIDI_BIP_coll *c,
 	return mpi_errno;
 }
 
+/* An alltoall read where it lies: every rank publishes its blocks, takes
+ * its own, and reads its block from every other rank (each from the next
+ * ranks on, so that not all read the same rank at once). send and recv
+ * hold the blocks one after the other, block bytes each. */
+static int alltoall_read(MPIR_Comm *comm, struct MPIDI_BIP_coll *c,
+			 const char *send, char *recv, size_t block,
+			 int mpi_errno, MPIR_Errflag_t *errflag)
+{
+	size_t me = (size_t)c->rank;
+	uint64_t s = 0;
+
+	if (mpi_errno)
+		arrive(comm, c, ++c->seq, mpi_errno);
+	else
+		mpi_errno = publish(comm, c, send, &s, errflag);
+	if (!mpi_errno) {
+		bip_copy(recv + block * me, send + block * me, block);
+		mpi_errno = wait_all(comm, c, s, errflag);
+	}
+	for (int k = 1; k < c->size && !mpi_errno; k++) {
+		int i = (c->rank + k) % c->size;
+
+		mpi_errno = read_from(comm, c, i, s, block * me,
+				      recv + block * (size_t)i, block, errflag);
+	}
+	return read_done(comm, c, true, mpi_errno, errflag);
+}
+
 /* Where the blocks of count of datatype at buf lie one after the other:
  * buf itself when they are contiguous, else *tmp, a buffer of bytes
  * (NULL: no memory). */
@@ -1007,15 +1191,16 @@ static char *blocks_of(const void *buf, MPI_Aint count, MPI_Datatype datatype,
 	return *tmp;
 }
 
-/* An alltoall too large for a chunk. A datatype that is not contiguous
- * goes through a buffer of the whole (a slice may end inside an element,
- * which the datatype engine cannot pack by halves), and so does the data
- * sent in place (the blocks not sent yet would be overwritten). */
+/* An alltoall too large for a chunk, in rounds, or one read where it lies
+ * (reads). A datatype that is not contiguous goes through a buffer of the
+ * whole (a slice may end inside an element, which the datatype engine
+ * cannot pack by halves; a read takes contiguous blocks), and so does the
+ * data sent in place (the blocks not sent yet would be overwritten). */
 static int alltoall_large(const void *sendbuf, MPI_Aint sendcount,
 			  MPI_Datatype sendtype, void *recvbuf,
 			  MPI_Aint recvcount, MPI_Datatype recvtype,
 			  MPIR_Comm *comm, struct MPIDI_BIP_coll *c,
-			  size_t block, MPIR_Errflag_t *errflag)
+			  size_t block, bool reads, MPIR_Errflag_t *errflag)
 {
 	size_t bytes = block * (size_t)c->size;
 	char *stmp = NULL, *rtmp, *send, *recv;
@@ -1036,8 +1221,8 @@ static int alltoall_large(const void *sendbuf, MPI_Aint sendcount,
 	recv = blocks_of(recvbuf, recvcount * c->size, recvtype, bytes, &rtmp);
 	if (!mpi_errno && (!send || !recv))
 		mpi_errno = MPIDI_BIP_NOMEM();
-	mpi_errno = alltoall_rounds(comm, c, send, recv, block, mpi_errno,
-				    errflag);
+	mpi_errno = (reads ? alltoall_read : alltoall_rounds)(
+		comm, c, send, recv, block, mpi_errno, errflag);
 	if (!mpi_errno && rtmp)
 		mpi_errno = unpack(rtmp, (MPI_Aint)bytes, recvbuf,
 				   recvcount * c->size, recvtype, 0);
@@ -1053,6 +1238,7 @@ int MPIDI_BIP_coll_alltoall(const void *sendbuf, MPI_Aint sendcount,
 {
 	struct MPIDI_BIP_coll *c;
 	MPI_Aint block;
+	bool reads;
 	int mpi_errno = coll_get(comm, &c, errflag);
 
 	if (mpi_errno)
@@ -1063,9 +1249,11 @@ int MPIDI_BIP_coll_alltoall(const void *sendbuf, MPI_Aint sendcount,
 						comm, errflag);
 	MPIR_Datatype_get_size_macro(recvtype, block);
 	block *= recvcount;
-	if (block * c->size <= MPIDI_BIP_coll_max)
+	reads = in_place(c, (size_t)block);
+	if (block * c->size <= MPIDI_BIP_coll_max && !reads)
 		return exchange(sendbuf, sendcount, sendtype, recvbuf,
 				recvcount, recvtype, false, comm, c, errflag);
 	return alltoall_large(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-			      recvtype, comm, c, (size_t)block, errflag);
+			      recvtype, comm, c, (size_t)block, reads,
+			      errflag);
 }

@@ -160,6 +160,7 @@ typedef struct {
 	uint64_t rma_mapped;     /* ...by load and store (the rest: single
 				  * copies) */
 	uint64_t node_coll;      /* collectives through shared memory */
+	uint64_t node_coll_read; /* ...their data read where it lies */
 	unsigned sfifo_depth, sfifo_max;  /* send FIFOs, all peers */
 	unsigned rfifo_depth, rfifo_max;  /* receive FIFO (waiting for a tag) */
 	unsigned unexp_depth, unexp_max;

@@ -18,6 +18,27 @@ for n in 2 3 4; do
 	counted $n yes "collectives in shared memory"
 done
 
+# Data read where it lies (MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN): every
+# alltoall and every bcast between two ranks, however small, from 1 byte
+# (strided, in place and larger than a chunk too); none at 0.
+if "$top_builddir/bip_info" | grep -q "cross-memory attach available"; then
+	for n in 2 3 4; do
+		MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN=1 \
+			MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun $n "$W/test_node_coll" 5
+		expect "test_node_coll: passed" "test_node_coll on $n ranks, read in place"
+		counted $n yes "read where it lies"
+	done
+	MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN=1 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+		mpirun 3 "$W/test_node_coll" 5 alltoall 87381
+	expect "test_node_coll: passed" "alltoall of 1 MiB a rank read in place"
+	MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN=0 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+		mpirun 2 "$W/test_node_coll" 5
+	expect "test_node_coll: passed" "test_node_coll, nothing read in place"
+	counted 2 no "read where it lies"
+else
+	echo "SKIP: collectives read in place: no cross-memory attach here"
+fi
+
 # A smaller limit: the data ring is its least (16 KiB), which the larger
 # sizes wrap quickly, and the edge to point-to-point moves with it.
 MPIR_CVAR_CH4_BIP_NODE_COLL_MAX=4096 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
