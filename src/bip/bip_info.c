@@ -35,10 +35,14 @@ static void print_kmod(void)
  * process with host peers measures it when it opens (BIP_SHM_ALIAS). */
 static void print_copies(void)
 {
+	const char *knob = getenv("BIP_SHM_ALIAS");
 	char why[160];
 
 	bip_copy_calibrate(why, sizeof(why));
-	printf("copies:            %s\n", why);
+	printf("copies:            %s", why);
+	if (knob && (!strcmp(knob, "slow") || !strcmp(knob, "fast")))
+		printf("; BIP_SHM_ALIAS=%s: taken as %s", knob, knob);
+	printf("\n");
 }
 
 /* What the NIC program needs with these knobs, sending to every peer. */

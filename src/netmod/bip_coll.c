@@ -404,8 +404,11 @@ static int wait_for(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, int rank,
 	 * one long wait: after 50 us every wait yielded, after 1 ms each
 	 * slept and was woken (allreduce of 64 B-4 KiB on 2 ranks with a
 	 * core each: 0.3-1.7 us spinning, 0.4-6 us so). */
-	if (turns)
+	if (turns) {
+		MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
 		(void)bip_idle(MPIDI_BIP_global.ep, 1, 0);
+		MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+	}
 	if (mpi_errno)
 		return mpi_errno;
 	*seen = v & ~FAILED;
@@ -850,7 +853,6 @@ static int publish(MPIR_Comm *comm, struct MPIDI_BIP_coll *c,
 	char *to;
 	int mpi_errno = begin(comm, c, sizeof(addr), s_p, &to, errflag);
 
-	MPIDI_BIP_global.cnt.node_coll_read++;
 	if (!mpi_errno)
 		memcpy(to, &addr, sizeof(addr));
 	return arrive(comm, c, *s_p, mpi_errno);
@@ -867,11 +869,23 @@ static int read_from(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, int rank,
 	uint64_t addr;
 	int rc;
 
+	int node = MPIDI_BIP_node_of(comm, rank);
+	bip_ep_t *ep = MPIDI_BIP_global.ep;
+
 	memcpy(&addr, data_of(c, rank, s, sizeof(addr)), sizeof(addr));
 	if (addr > UINT64_MAX - off - bytes)
 		return rank_failed(c, rank, true, errflag);
-	rc = bip_read(MPIDI_BIP_global.ep, MPIDI_BIP_node_of(comm, rank), dst,
-		      addr + off, bytes);
+	MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
+	rc = bip_read(ep, node, dst, addr + off, bytes);
+	if (rc && bip_peer_gone(ep, node) == 1)
+		rc = -BIP_EPEERGONE;
+	MPID_THREAD_CS_EXIT(VCI, MPIDI_VCI(0).lock);
+	if (rc == -BIP_EPEERGONE || (rc && MPIDI_BIP_global.peers[node].failed))
+		return coll_fail(c, MPIDI_BIP_proc_failed(node),
+				 MPIR_ERR_PROC_FAILED, errflag);
+	/* A read refused after the set-up found reads possible (the kernel's
+	 * ptrace rules changed) fails this and the communicator's next
+	 * collectives, as any failure here does. */
 	if (rc)
 		return coll_fail(c, MPIDI_BIP_error(rc, "reading the data of "
 						    "a collective"),
@@ -880,16 +894,24 @@ static int read_from(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, int rank,
 }
 
 /* Our arrival at the collective after s, where the others say they read
- * what we published at s; then, if we published, the wait for theirs. */
+ * what we published at s; then, if we published, the wait for theirs:
+ * for every rank's, marked failed or not, whatever failed here, since
+ * until then it may still read our data (a dead rank reads nothing: its
+ * wait ends). The first error is kept. */
 static int read_done(MPIR_Comm *comm, struct MPIDI_BIP_coll *c,
 		     bool published, int mpi_errno, MPIR_Errflag_t *errflag)
 {
-	uint64_t s = ++c->seq;
+	uint64_t s = ++c->seq, seen;
 
 	mpi_errno = arrive(comm, c, s, mpi_errno);
-	if (mpi_errno || !published)
-		return mpi_errno;
-	return wait_all(comm, c, s, errflag);
+	for (int i = 0; i < c->size && published; i++) {
+		int err = i == c->rank ? MPI_SUCCESS
+				       : wait_for(comm, c, i, s, &seen, errflag);
+
+		if (!mpi_errno)
+			mpi_errno = err;
+	}
+	return mpi_errno;
 }
 
 /* A bcast of bytes contiguous bytes at buf, read where it lies: the root
@@ -901,15 +923,15 @@ static int bcast_read(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, char *buf,
 {
 	uint64_t s, seen;
 
+	MPIDI_BIP_global.cnt.node_coll_read++;
 	if (comm->rank == root) {
 		if (mpi_errno)
 			arrive(comm, c, ++c->seq, mpi_errno);
 		else
 			mpi_errno = publish(comm, c, buf, &s, errflag);
-		return read_done(comm, c, true, mpi_errno, errflag);
+		return read_done(comm, c, !mpi_errno, mpi_errno, errflag);
 	}
 	s = ++c->seq;
-	MPIDI_BIP_global.cnt.node_coll_read++;
 	arrive(comm, c, s, mpi_errno);
 	if (!mpi_errno)
 		mpi_errno = wait_for(comm, c, root, s, &seen, errflag);
@@ -1155,11 +1177,14 @@ static int alltoall_read(MPIR_Comm *comm, struct MPIDI_BIP_coll *c,
 {
 	size_t me = (size_t)c->rank;
 	uint64_t s = 0;
+	bool published;
 
+	MPIDI_BIP_global.cnt.node_coll_read++;
 	if (mpi_errno)
 		arrive(comm, c, ++c->seq, mpi_errno);
 	else
 		mpi_errno = publish(comm, c, send, &s, errflag);
+	published = !mpi_errno;
 	if (!mpi_errno) {
 		bip_copy(recv + block * me, send + block * me, block);
 		mpi_errno = wait_all(comm, c, s, errflag);
@@ -1170,7 +1195,7 @@ static int alltoall_read(MPIR_Comm *comm, struct MPIDI_BIP_coll *c,
 		mpi_errno = read_from(comm, c, i, s, block * me,
 				      recv + block * (size_t)i, block, errflag);
 	}
-	return read_done(comm, c, true, mpi_errno, errflag);
+	return read_done(comm, c, published, mpi_errno, errflag);
 }
 
 /* Where the blocks of count of datatype at buf lie one after the other:

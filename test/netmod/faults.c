@@ -26,6 +26,9 @@
  *              only waits for rank 0, must fail too, not wait for ever.
  *   dead-bcast-pieces  the same with bcasts of 2 pieces (320000 bytes):
  *              the root fails in the middle of one, and rank 1 with it.
+ *   dead-alltoall  3 ranks: rank 2 dies; the others run alltoalls of
+ *              64 KiB blocks, read where they lie (bip_coll.c), until one
+ *              fails: both must fail naming rank 2, not wait for ever.
  *   dead-eager rank 1 dies after the first piece of an eager message
  *              left (run with every rank on a host of its own and 2
  *              credits: the other pieces wait for credits): rank 0's
@@ -306,6 +309,28 @@ static void dead_bcast(int n)
 	CHECK(rc != MPI_SUCCESS, "100000 bcasts with a dead rank went through");
 	MPI_Error_string(rc, msg, &len);
 	printf("rank %d: bcast %d failed: %s\n", rank, i, msg);
+	fflush(stdout);
+	_exit(0);
+}
+
+static void dead_alltoall(int n)
+{
+	char msg[MPI_MAX_ERROR_STRING];
+	int *x = calloc((size_t)n * 3, sizeof(int));
+	int *y = calloc((size_t)n * 3, sizeof(int)), rc = MPI_SUCCESS, len, i;
+
+	CHECK(size == 3 && x && y, "run on 3 ranks");
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	for (i = 0; i < 10; i++)
+		MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 2)
+		_exit(0);
+	for (i = 0; i < 100000 && rc == MPI_SUCCESS; i++)
+		rc = MPI_Alltoall(x, n, MPI_INT, y, n, MPI_INT, MPI_COMM_WORLD);
+	CHECK(rc != MPI_SUCCESS, "100000 alltoalls with a dead rank went "
+	      "through");
+	MPI_Error_string(rc, msg, &len);
+	printf("rank %d: alltoall %d failed: %s\n", rank, i, msg);
 	fflush(stdout);
 	_exit(0);
 }
@@ -623,6 +648,7 @@ static const struct {
 	{ "dead-coll", dead_peer, 1 },
 	{ "dead-bcast", dead_bcast, 1 },
 	{ "dead-bcast-pieces", dead_bcast, 80000 },
+	{ "dead-alltoall", dead_alltoall, 16384 },
 	{ "dead-eager", dead_eager, 0 },
 	{ "fifo-full", fifo_full, 0 },
 	{ "refused", refused, 0 },

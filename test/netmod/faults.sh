@@ -108,6 +108,21 @@ for mode in dead-bcast dead-bcast-pieces; do
 	}
 done
 
+# A rank dies under alltoalls whose blocks are read where they lie: both
+# others fail naming it (each waits for it), none waits for ever.
+echo "+ mpiexec -disable-auto-cleanup -n 3 faults dead-alltoall"
+out=$(timeout 60 "$MPIEXEC" -disable-auto-cleanup -n 3 "$W/faults" \
+	dead-alltoall 2>&1)
+echo "$out"
+for r in 0 1; do
+	echo "$out" | grep -q "^rank $r: alltoall [0-9]* failed" || {
+		echo "FAILED: dead-alltoall: rank $r did not fail"
+		exit 1
+	}
+done
+[ "$(echo "$out" | grep -c "$dead_rank")" -ge 2 ] ||
+	{ echo "FAILED: dead-alltoall: the errors do not name the dead rank"; exit 1; }
+
 # A rank dies with the rest of its eager message unsent (every rank a host
 # of its own: udp; the first piece matched a receive): it fails.
 echo "+ mpiexec -disable-auto-cleanup -n 2 faults dead-eager"
