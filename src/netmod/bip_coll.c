@@ -866,11 +866,9 @@ static int read_from(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, int rank,
 		     uint64_t s, size_t off, void *dst, size_t bytes,
 		     MPIR_Errflag_t *errflag)
 {
-	uint64_t addr;
-	int rc;
-
-	int node = MPIDI_BIP_node_of(comm, rank);
 	bip_ep_t *ep = MPIDI_BIP_global.ep;
+	int node = MPIDI_BIP_node_of(comm, rank), rc;
+	uint64_t addr;
 
 	memcpy(&addr, data_of(c, rank, s, sizeof(addr)), sizeof(addr));
 	if (addr > UINT64_MAX - off - bytes)
