@@ -292,28 +292,20 @@ static void dead_peer(int coll)
 	_exit(0);
 }
 
-static void dead_bcast(int n)
+static int bcast_of(int *x, int *y, int n)
 {
-	char msg[MPI_MAX_ERROR_STRING];
-	int *x = calloc((size_t)n, sizeof(int)), rc = MPI_SUCCESS, len, i;
-
-	CHECK(size == 3, "run on 3 ranks");
-	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-	/* A communicator's first few small collectives go by messages. */
-	for (i = 0; i < 10; i++)
-		MPI_Barrier(MPI_COMM_WORLD);
-	if (rank == 2)
-		_exit(0);
-	for (i = 0; i < 100000 && rc == MPI_SUCCESS; i++)
-		rc = MPI_Bcast(x, n, MPI_INT, 0, MPI_COMM_WORLD);
-	CHECK(rc != MPI_SUCCESS, "100000 bcasts with a dead rank went through");
-	MPI_Error_string(rc, msg, &len);
-	printf("rank %d: bcast %d failed: %s\n", rank, i, msg);
-	fflush(stdout);
-	_exit(0);
+	(void)y;
+	return MPI_Bcast(x, n, MPI_INT, 0, MPI_COMM_WORLD);
 }
 
-static void dead_alltoall(int n)
+static int alltoall_of(int *x, int *y, int n)
+{
+	return MPI_Alltoall(x, n, MPI_INT, y, n, MPI_INT, MPI_COMM_WORLD);
+}
+
+/* 3 ranks: rank 2 dies; the others call coll (n ints, n a block for an
+ * alltoall) until one fails, and say how. */
+static void dead_in(const char *name, int (*coll)(int *, int *, int), int n)
 {
 	char msg[MPI_MAX_ERROR_STRING];
 	int *x = calloc((size_t)n * 3, sizeof(int));
@@ -321,18 +313,29 @@ static void dead_alltoall(int n)
 
 	CHECK(size == 3 && x && y, "run on 3 ranks");
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	/* A communicator's first few small collectives go by messages. */
 	for (i = 0; i < 10; i++)
 		MPI_Barrier(MPI_COMM_WORLD);
 	if (rank == 2)
 		_exit(0);
 	for (i = 0; i < 100000 && rc == MPI_SUCCESS; i++)
-		rc = MPI_Alltoall(x, n, MPI_INT, y, n, MPI_INT, MPI_COMM_WORLD);
-	CHECK(rc != MPI_SUCCESS, "100000 alltoalls with a dead rank went "
-	      "through");
+		rc = coll(x, y, n);
+	CHECK(rc != MPI_SUCCESS, "100000 %ss with a dead rank went through",
+	      name);
 	MPI_Error_string(rc, msg, &len);
-	printf("rank %d: alltoall %d failed: %s\n", rank, i, msg);
+	printf("rank %d: %s %d failed: %s\n", rank, name, i, msg);
 	fflush(stdout);
 	_exit(0);
+}
+
+static void dead_bcast(int n)
+{
+	dead_in("bcast", bcast_of, n);
+}
+
+static void dead_alltoall(int n)
+{
+	dead_in("alltoall", alltoall_of, n);
 }
 
 static void dead_eager(int unused)
