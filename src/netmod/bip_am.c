@@ -241,7 +241,7 @@ int MPIDI_BIP_am_rts(int node, const MPIDI_BIP_ctl_am_t *am,
 		rreq->dev.ch4.am.netmod_am.bip.pack_buf = dst;
 	}
 	return MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_AM_CTS, am->sreq, 0,
-			       am->data_sz, 0, false, dst, am_lrecv_done, rreq);
+			       am->data_sz, 0, NULL, dst, am_lrecv_done, rreq);
 fn_fail:
 	return mpi_errno;
 }

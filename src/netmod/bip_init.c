@@ -585,12 +585,17 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)b.cma_transfers,
 		(unsigned long long)b.small_in_place,
 		(unsigned long long)b.small_direct);
-	MPIDI_BIP_path_format(&g->paths, why, sizeof(why));
-	if (why[0])
-		fprintf(stderr,
-			"bip netmod rank %d: long messages we could read, "
-			"ns per KiB by size:%s\n",
-			MPIR_Process.rank, why);
+	for (int i = 0; i < MPIDI_BIP_PATHS_REGIMES; i++) {
+		MPIDI_BIP_path_format(&g->paths[i], why, sizeof(why));
+		if (why[0])
+			fprintf(stderr,
+				"bip netmod rank %d: long messages we could "
+				"read, ns per KiB by size, %s:%s\n",
+				MPIR_Process.rank,
+				i == MPIDI_BIP_PATHS_BOTH ? "both ways"
+							  : "one way",
+				why);
+	}
 }
 
 int MPIDI_BIP_mpi_finalize_hook(void)

@@ -78,7 +78,8 @@ static int lrecv_post(MPIDI_BIP_lrecv_t *lr, int tag)
 }
 
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
-		    uint64_t len, uint32_t flags, bool timed, void *dst,
+		    uint64_t len, uint32_t flags, MPIDI_BIP_paths_t *timed,
+		    void *dst,
 		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;

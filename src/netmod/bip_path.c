@@ -45,12 +45,37 @@ static enum MPIDI_BIP_path cheaper(uint32_t read, uint32_t send)
 							: MPIDI_BIP_PATH_SEND;
 }
 
+/* The lowest of the samples kept. */
+static uint32_t lowest(const uint32_t *v)
+{
+	uint32_t m = v[0];
+
+	for (int i = 1; i < MPIDI_BIP_PATH_SAMPLES && v[i]; i++)
+		m = MIN(m, v[i]);
+	return m;
+}
+
+/* Rule (hysteresis): the way that was the cheaper when the last trial
+ * began keeps its place until every cost it kept says otherwise: it goes
+ * by the lowest, the other way by its median. Slow samples come in runs:
+ * two 1 MiB reads in a row at 2-3 x the others (both ways at once, the
+ * peer busy or the process preempted) outvoted the third, and a window
+ * of asks at 2.2 x a read's cost followed, then a trial of reads whose
+ * cost the two slow ones outvoted again; half of the messages went asked
+ * (1 MiB both ways 14-18 GB/s, 23-24 read). */
+static uint32_t judged(const MPIDI_BIP_path_class_t *c,
+		       enum MPIDI_BIP_path way)
+{
+	return c->best == way + 1 ? lowest(c->cost[way])
+				  : median(c->cost[way]);
+}
+
 /* The way the class's costs make the cheaper; a way never measured goes
  * first (reading, then asking). */
 static enum MPIDI_BIP_path best_of(const MPIDI_BIP_path_class_t *c)
 {
-	uint32_t read = median(c->cost[MPIDI_BIP_PATH_READ]);
-	uint32_t send = median(c->cost[MPIDI_BIP_PATH_SEND]);
+	uint32_t read = judged(c, MPIDI_BIP_PATH_READ);
+	uint32_t send = judged(c, MPIDI_BIP_PATH_SEND);
 
 	return read && send ? cheaper(read, send) : MPIDI_BIP_PATH_READ;
 }
@@ -217,8 +242,11 @@ static void class_sample(MPIDI_BIP_path_class_t *c, enum MPIDI_BIP_path way,
  * machine with them (a read while the sender copies what we asked for
  * into the rings: 64 KiB-1 MiB both ways, reads right after a trial of
  * asks cost 2-3 x the others, and two of them made reading look dearer
- * than asking, so that the choice swung back and forth). It is not kept,
- * unless the way has no cost yet or is on trial. */
+ * than asking, so that the choice swung back and forth); so does a read
+ * while we copy into the rings what the peer asked of us (1 MiB both
+ * ways: one side's trial of asks made the other's reads 2 x dearer, and
+ * it asked too). It is not kept, unless the way has no cost yet or is on
+ * trial. */
 void MPIDI_BIP_path_sample(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
 			   uint64_t len, uint64_t ns)
 {
@@ -226,8 +254,9 @@ void MPIDI_BIP_path_sample(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
 
 	if (way == MPIDI_BIP_PATH_READ)
 		p->reading += ns;
-	if (c->busy[other_of(way)].out && c->cost[way][0] &&
-	    c->trying != way + 1)
+	if ((c->busy[other_of(way)].out ||
+	     (way == MPIDI_BIP_PATH_READ && c->served)) &&
+	    c->cost[way][0] && c->trying != way + 1)
 		return;
 	class_sample(c, way, len, ns, false);
 }
@@ -282,9 +311,18 @@ void MPIDI_BIP_path_invited(MPIDI_BIP_paths_t *p, uint64_t len)
 	MPIDI_BIP_path_class_t *c = &p->cls[class_of(len)];
 	uint16_t period = MAX(c->period, MPIDI_BIP_PATH_EXPLORE);
 
+	c->served++;
 	if (c->cost[MPIDI_BIP_PATH_SEND][0] && !c->trying &&
 	    c->since >= period / 2 && best_of(c) == MPIDI_BIP_PATH_READ)
 		c->since = period;
+}
+
+void MPIDI_BIP_path_served(MPIDI_BIP_paths_t *p, uint64_t len)
+{
+	MPIDI_BIP_path_class_t *c = &p->cls[class_of(len)];
+
+	if (c->served)
+		c->served--;
 }
 
 uint32_t MPIDI_BIP_path_cost(const MPIDI_BIP_paths_t *p,

@@ -106,6 +106,7 @@ typedef struct {
 	uint8_t best;    /* the cheaper way when the last trial began + 1 */
 	uint8_t last;    /* the way of the last sample + 1 */
 	uint16_t waited; /* choices a due trial waited for what was in flight */
+	uint32_t served; /* our messages the peer asked for, in flight */
 	MPIDI_BIP_path_busy_t busy[MPIDI_BIP_NPATHS];
 } MPIDI_BIP_path_class_t;
 
@@ -131,12 +132,16 @@ void MPIDI_BIP_path_done(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
 			 uint64_t len, int ok, uint64_t now);
 /* A peer asked us for a message of len bytes that it could have read: if
  * reading is our way in that class, a trial of asking begins at our next
- * choice. Each side's asks wait on the other's progress, and a side that
- * reads (at once, by itself) holds up the other's asks: one side's trial
- * alone finds asking dearer than it is for both (64 KiB both ways: 9-10
- * GB/s read, 20 asked, and trials alone kept reading). Not before half
- * the period between trials has passed. */
+ * choice, not before half the period between trials has passed. Each
+ * side's asks wait on the other's progress, and a side that reads (at
+ * once, by itself) holds up the other's asks: one side's trial alone
+ * finds asking dearer than it is for both (64 KiB both ways: 9-10 GB/s
+ * read, 20 asked, and trials alone kept reading). Until the message is
+ * sent (MPIDI_BIP_path_served), our reads in that class share the
+ * machine with its copies into the rings: not reading's cost, as with
+ * our own asks in flight. */
 void MPIDI_BIP_path_invited(MPIDI_BIP_paths_t *p, uint64_t len);
+void MPIDI_BIP_path_served(MPIDI_BIP_paths_t *p, uint64_t len);
 /* The cost the choice goes by (ns per KiB, the median of the samples
  * kept; 0: none yet), for tests and counters. */
 uint32_t MPIDI_BIP_path_cost(const MPIDI_BIP_paths_t *p,

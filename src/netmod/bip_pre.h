@@ -51,6 +51,9 @@ typedef struct MPIDI_BIP_request {
 #define MPIDI_BIP_REQ_READ 0x2
 /* Send: MPI_Cancel asked its receiver to drop it (a WITHDRAW went). */
 #define MPIDI_BIP_REQ_WITHDRAWN 0x4
+/* Send: its receiver asked for data it could have read: in flight for the
+ * read-or-ask chooser (MPIDI_BIP_path_invited) until the send completes. */
+#define MPIDI_BIP_REQ_SERVED 0x8
 
 /* A peer: its BIP node (the world rank). */
 typedef struct {

@@ -376,7 +376,7 @@ static enum fetch fetch_way(int node, const void *dst, uint64_t addr,
 	case MPIR_CVAR_CH4_BIP_FETCH_ask:
 		return FETCH_ASK_RINGS;
 	default:
-		return MPIDI_BIP_path_choose(&g->paths, len) ==
+		return MPIDI_BIP_path_choose(MPIDI_BIP_paths_for(node), len) ==
 				       MPIDI_BIP_PATH_READ
 			       ? FETCH_READ
 			       : FETCH_ASK_CHOSEN;
@@ -390,31 +390,33 @@ static uint32_t ask_packets(enum fetch how)
 	return how == FETCH_ASK ? 0 : MPIDI_BIP_ACK_CHOSEN;
 }
 
-/* Whether the chooser times this ask of len bytes (ASK_CHOSEN): it is in
- * flight for the chooser from now until asked. */
-static bool ask_timed(enum fetch how, uint64_t len)
+/* The chooser that times this ask of len bytes to node (ASK_CHOSEN: the
+ * one that chose it), NULL: none. It is in flight for it from now until
+ * asked. */
+static MPIDI_BIP_paths_t *ask_timed(enum fetch how, int node, uint64_t len)
 {
+	MPIDI_BIP_paths_t *p = MPIDI_BIP_paths_for(node);
+
 	if (how != FETCH_ASK_CHOSEN)
-		return false;
-	MPIDI_BIP_path_start(&MPIDI_BIP_global.paths, MPIDI_BIP_PATH_SEND, len,
-			     MPIDI_BIP_now_ns());
-	return true;
+		return NULL;
+	MPIDI_BIP_path_start(p, MPIDI_BIP_PATH_SEND, len, MPIDI_BIP_now_ns());
+	return p;
 }
 
 /* The last byte of len bytes asked for is here, or it failed (err), or
  * its receive could not be posted: a timed ask is no longer in flight. */
-static void asked(bool timed, uint64_t len, int err)
+static void asked(MPIDI_BIP_paths_t *timed, uint64_t len, int err)
 {
 	if (timed)
-		MPIDI_BIP_path_done(&MPIDI_BIP_global.paths, MPIDI_BIP_PATH_SEND,
-				    len, !err, MPIDI_BIP_now_ns());
+		MPIDI_BIP_path_done(timed, MPIDI_BIP_PATH_SEND, len, !err,
+				    MPIDI_BIP_now_ns());
 }
 
 /* Post the receive of the len bytes at offset asked for into dst; the ACK
  * (flags) follows. A timed ask is in flight until done runs, which is
  * also how a receive that could not be posted ends. */
 static int ask_post(int node, uint64_t sreq, uint64_t offset, uint64_t len,
-		    uint32_t flags, bool timed, void *dst,
+		    uint32_t flags, MPIDI_BIP_paths_t *timed, void *dst,
 		    int (*done)(MPIDI_BIP_lrecv_t *, int), void *arg)
 {
 	return MPIDI_BIP_lrecv(node, MPIDI_BIP_CTL_ACK, sreq, offset, len,
@@ -428,7 +430,7 @@ static int ask_for(enum fetch how, int node, uint64_t sreq, uint64_t len,
 		   int (*done)(MPIDI_BIP_lrecv_t *, int), void *arg)
 {
 	return ask_post(node, sreq, 0, len, flags | ask_packets(how),
-			ask_timed(how, len), dst, done, arg);
+			ask_timed(how, node, len), dst, done, arg);
 }
 
 /* --- reading with the sender's help ---------------------------------------- */
@@ -517,7 +519,8 @@ static int split_start(int node, uint64_t sreq, uint64_t addr, char *dst,
 		return mpi_errno;
 	}
 	*how = FETCH_SPLIT;
-	MPIDI_BIP_path_start(&g->paths, MPIDI_BIP_PATH_READ, len,
+	sp->paths = MPIDI_BIP_paths_for(node);
+	MPIDI_BIP_path_start(sp->paths, MPIDI_BIP_PATH_READ, len,
 			     MPIDI_BIP_now_ns());
 	split_read(sp, 0, sp->at);
 	g->cnt.read++;
@@ -532,8 +535,8 @@ static int split_end(MPIDI_BIP_split_t *sp)
 	int mpi_errno, rc;
 
 	MPIDI_BIP_handle_free(&MPIDI_BIP_global.splits, sp->handle);
-	MPIDI_BIP_path_done(&MPIDI_BIP_global.paths, MPIDI_BIP_PATH_READ,
-			    sp->len, !sp->err, MPIDI_BIP_now_ns());
+	MPIDI_BIP_path_done(sp->paths, MPIDI_BIP_PATH_READ, sp->len, !sp->err,
+			    MPIDI_BIP_now_ns());
 	mpi_errno = read_acked(sp->node, sp->sreq, sp->len, sp->ack_flags,
 			       sp->err);
 	rc = sp->complete(sp->arg, sp->err);
@@ -564,9 +567,8 @@ static void splits_fail(int node, int err)
 		if (!sp || sp->node != node)
 			continue;
 		MPIDI_BIP_handle_free(t, sp->handle);
-		MPIDI_BIP_path_done(&MPIDI_BIP_global.paths,
-				    MPIDI_BIP_PATH_READ, sp->len, 0,
-				    MPIDI_BIP_now_ns());
+		MPIDI_BIP_path_done(sp->paths, MPIDI_BIP_PATH_READ, sp->len,
+				    0, MPIDI_BIP_now_ns());
 		(void)sp->complete(sp->arg, err);
 		MPL_free(sp);
 	}
@@ -606,7 +608,8 @@ static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
 		err = MPIDI_BIP_error(rc, "reading the sender's data");
 	} else {
 		g->cnt.read++;
-		MPIDI_BIP_path_sample(&g->paths, MPIDI_BIP_PATH_READ, len,
+		MPIDI_BIP_path_sample(MPIDI_BIP_paths_for(node),
+				      MPIDI_BIP_PATH_READ, len,
 				      MPIDI_BIP_now_ns() - t0);
 	}
 	rc = read_acked(node, sreq, len, flags, err);
@@ -680,7 +683,7 @@ static int unexp_read_done(void *arg, int err)
 static int recv_no_memory(int node, uint64_t sreq, uint64_t len,
 			  int (*done)(MPIDI_BIP_lrecv_t *, int), void *arg)
 {
-	return ask_post(node, sreq, 0, len, 0, false, NULL, done, arg);
+	return ask_post(node, sreq, 0, len, 0, NULL, NULL, done, arg);
 }
 
 /* --- announcements: eager, three-way, rendezvous ------------------------- */
@@ -785,7 +788,8 @@ int MPIDI_BIP_recv_more(int node, const MPIDI_BIP_ctl_t *more,
 
 /* --- rendezvous ---------------------------------------------------------- */
 
-static int rndv_fragment(MPIR_Request *rreq, uint32_t packets, bool timed);
+static int rndv_fragment(MPIR_Request *rreq, uint32_t packets,
+			 MPIDI_BIP_paths_t *timed);
 
 static int rndv_fragment_done(MPIDI_BIP_lrecv_t *lr, int err)
 {
@@ -808,7 +812,8 @@ static int rndv_fragment_done(MPIDI_BIP_lrecv_t *lr, int err)
 /* Ask for the next fragment: post its receive, the ACK follows (packets:
  * MPIDI_BIP_ACK_CHOSEN or 0, and timed, as read_data decided for the
  * message, carried to its last fragment). */
-static int rndv_fragment(MPIR_Request *rreq, uint32_t packets, bool timed)
+static int rndv_fragment(MPIR_Request *rreq, uint32_t packets,
+			 MPIDI_BIP_paths_t *timed)
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
 	uint64_t len = MPL_MIN(MPIDI_BIP_global.fragment, r->cap - r->offset);
@@ -842,7 +847,8 @@ static int rndv_start(MPIR_Request *rreq, int node, uint64_t sreq,
 			      ack_flags(r, r->cap), &how, rreq_read_done, rreq);
 	if (mpi_errno || !to_ask(how))
 		return mpi_errno;
-	return rndv_fragment(rreq, ask_packets(how), ask_timed(how, r->cap));
+	return rndv_fragment(rreq, ask_packets(how),
+			     ask_timed(how, node, r->cap));
 }
 
 /* A three-way message meets its receive: straight into the user buffer,

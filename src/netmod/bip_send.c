@@ -343,6 +343,10 @@ static int send_complete(MPIR_Request *sreq)
 	MPIDI_BIP_handle_free(&MPIDI_BIP_global.sends, r->handle);
 	if (r->flags & MPIDI_BIP_REQ_READ)
 		MPIDI_BIP_global.peers[r->node].readable--;
+	if (r->flags & MPIDI_BIP_REQ_SERVED)
+		MPIDI_BIP_path_served(
+			&MPIDI_BIP_global.paths[MPIDI_BIP_PATHS_BOTH],
+			r->data_sz);
 	MPIDI_BIP_buf_put(r->pack);
 	r->pack = NULL;
 	if (r->flags & MPIDI_BIP_REQ_DETACHED) {
@@ -412,8 +416,13 @@ int MPIDI_BIP_send_ack(int node, MPIR_Request *sreq,
 					   : MPI_SUCCESS;
 	/* The receiver chose asking: our reads from it would hold up what it
 	 * asked for, so we try asking too (bip_path.h). */
-	if ((ack->flags & MPIDI_BIP_ACK_CHOSEN) && !ack->offset)
-		MPIDI_BIP_path_invited(&MPIDI_BIP_global.paths, r->data_sz);
+	if ((ack->flags & MPIDI_BIP_ACK_CHOSEN) &&
+	    !(r->flags & MPIDI_BIP_REQ_SERVED)) {
+		r->flags |= MPIDI_BIP_REQ_SERVED;
+		MPIDI_BIP_path_invited(
+			&MPIDI_BIP_global.paths[MPIDI_BIP_PATHS_BOTH],
+			r->data_sz);
+	}
 	return MPIDI_BIP_lsend(ack, node, r->data, send_fragment_done,
 				     sreq);
 }

@@ -70,7 +70,7 @@ typedef struct MPIDI_BIP_lrecv {
 	void *dst;
 	MPIDI_BIP_ctl_ack_t ack;      /* what to tell the sender once posted */
 	bip_req_t breq;
-	bool timed;                   /* in flight for the chooser
+	MPIDI_BIP_paths_t *timed;     /* in flight for that chooser
 				       * (bip_path.h) until it completes */
 	/* The transfer is over: err is MPI_SUCCESS or how it failed. */
 	int (*complete)(struct MPIDI_BIP_lrecv *lr, int err);
@@ -90,6 +90,20 @@ typedef struct MPIDI_BIP_lsend {
 	void *arg;
 } MPIDI_BIP_lsend_t;
 
+/* The read-or-ask choosers: one for messages that come while no send of
+ * ours the peer may read is in flight (one way, a ping-pong: the peer's
+ * core is free to copy what we ask for), one for messages that come while
+ * some are (both ways at once: the peer copies its own receives). A cost
+ * measured in the one says nothing of the other: the same 1 MiB messages
+ * asked cost 70-80 ns/KiB one way and 125-190 both ways, where reads cost
+ * 60-85, and a chooser shared by both asked for a quarter of each
+ * both-ways phase before the costs of asking there had moved. */
+enum {
+	MPIDI_BIP_PATHS_ALONE,
+	MPIDI_BIP_PATHS_BOTH,
+	MPIDI_BIP_PATHS_REGIMES
+};
+
 /* A message two processes copy at once: we read [0, at) of the sender's
  * data while it writes [at, len) into dst (PUSH). It is over when the
  * sender says so (PUSHED), whatever our read did: until then it may still
@@ -102,6 +116,7 @@ typedef struct MPIDI_BIP_split {
 	char *dst;
 	uint32_t ack_flags;           /* LAST for a truncating receive */
 	int err;                      /* how our read failed, if it did */
+	MPIDI_BIP_paths_t *paths;     /* the chooser that times it */
 	int (*complete)(void *arg, int err);
 	void *arg;
 } MPIDI_BIP_split_t;
@@ -210,7 +225,9 @@ typedef struct {
 	MPIDI_BIP_lrecv_t **tag_owner;  /* receive per BIP tag; NULL: free */
 	unsigned nlrecvs;               /* tags owned */
 	MPIDI_BIP_lrecv_t *rfifo_head, *rfifo_tail;
-	MPIDI_BIP_paths_t paths;        /* read or ask: what each cost */
+	/* Read or ask: what each cost, apart for messages that came while
+	 * sends of ours the peer may read were in flight (bip_recv.c). */
+	MPIDI_BIP_paths_t paths[MPIDI_BIP_PATHS_REGIMES];
 	MPIDI_BIP_lsend_t *lsends, **lsends_tail; /* oldest first */
 	bool crowded;                   /* more local ranks than cores */
 	/* temporary buffers kept for the next ones (bip_buf.c) */
@@ -220,6 +237,15 @@ typedef struct {
 } MPIDI_BIP_global_t;
 
 extern MPIDI_BIP_global_t MPIDI_BIP_global;
+
+/* The chooser for a message node sends us now (MPIDI_BIP_PATHS_*). */
+static inline MPIDI_BIP_paths_t *MPIDI_BIP_paths_for(int node)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+
+	return &g->paths[g->peers[node].readable ? MPIDI_BIP_PATHS_BOTH
+						 : MPIDI_BIP_PATHS_ALONE];
+}
 
 /* Nanoseconds on the monotonic clock, for bip_path.h's samples and the
  * holds of three-way announcements. Not MPICH's MPL_wtime: it reads the
@@ -335,7 +361,7 @@ void MPIDI_BIP_credits_agree(int node, int peer_accepts);
 /* bip_long.c: BIP long messages, the tag table and the receive FIFO. */
 /* Receive len bytes into dst from node on a free tag (or once one frees);
  * the answer ack_type (ACK or AM_CTS) names the tag, sreq, offset and
- * flags (MPIDI_BIP_ACK_*). timed: the chooser counts it in flight until
+ * flags (MPIDI_BIP_ACK_*). timed: that chooser counts it in flight until
  * it completes (bip_path.h); that counting is the caller's. complete
  * runs once, maybe before this returns: a receive that cannot be posted
  * nor wait (BIP refused it, no memory, the FIFO at its limit) ends in an
@@ -343,7 +369,8 @@ void MPIDI_BIP_credits_agree(int node, int peer_accepts);
  * for the data. An error comes back if the answer could not go, and for
  * an active message (see lrecv_fail). */
 int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
-		    uint64_t len, uint32_t flags, bool timed, void *dst,
+		    uint64_t len, uint32_t flags, MPIDI_BIP_paths_t *timed,
+		    void *dst,
 		    int (*complete)(MPIDI_BIP_lrecv_t *, int), void *arg);
 /* Tell node its transfer sreq failed here (ACK or AM_CTS with FAILED). */
 int MPIDI_BIP_answer_failed(int node, int ack_type, uint64_t sreq);

@@ -228,6 +228,20 @@ then
 			echo "FAILED: no 3 MiB message was read"
 			exit 1
 		}
+		# A receiver that sends nothing back chooses with the costs of
+		# one way only; one whose own sends are in flight, with those
+		# of both ways (bip_state.h, MPIDI_BIP_PATHS_BOTH).
+		if echo "$out" | grep -q "by size, both ways"; then
+			echo "FAILED: one-way messages timed as both ways"
+			exit 1
+		fi
+		MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_pt2pt" both
+		expect "both: ok" "256 KiB messages both ways at once"
+		echo "$out" | grep "by size, both ways" |
+			grep -q "256K read [1-9]" || {
+			echo "FAILED: messages both ways not timed as such"
+			exit 1
+		}
 		# A sender whose write fails says so: the receiver reads that
 		# part itself.
 		run cc -shared -fPIC -O2 -I"$prefix/include" \

@@ -19,6 +19,8 @@
  *                        once, rank 1 receives them: a stream
  *   test_pt2pt apart     (2 ranks) rank 0 sends 256 KiB messages from a
  *                        page, rank 1 receives them 16 bytes into one
+ *   test_pt2pt both      (2 ranks) both send 256 KiB messages to each
+ *                        other at once, then receive the other's
  *
  * The thresholds are read through MPI_T from the netmod's CVARs, so the same
  * program tests any setting. Any rank count works (with 1, MPICH's own
@@ -412,11 +414,15 @@ static void storm_test(int count)
 	long medium = cvar("MPIR_CVAR_CH4_BIP_SHORT_LIMIT") + 1;
 	int npeers = size, total = npeers * count;
 	MPI_Request *rq = malloc(sizeof(*rq) * 2 * total);
+	MPI_Status *st = malloc(sizeof(*st) * 2 * total);
 	unsigned char *s = malloc(medium), *r = malloc(medium * total);
 
 	fill(s, medium, rank);
 	/* Every rank floods every rank (itself too); one message in 50 is
-	 * large enough for the three-way protocol. Receives come later. */
+	 * large enough for the three-way protocol. Receives come later. A
+	 * failed operation's own error is printed (pt2pt.sh runs the storm at
+	 * FIFO limits it cannot live with), not MPI_Waitall's summary (MPICH
+	 * gives it the handler of MPI_COMM_WORLD). */
 	for (int p = 0; p < npeers; p++)
 		for (int i = 0; i < count; i++) {
 			int len = i % 50 == 49 ? (int)medium : 4;
@@ -430,12 +436,33 @@ static void storm_test(int count)
 			MPI_Irecv(r + (long)(p * count + i) * medium,
 				  (int)medium, MPI_BYTE, p, i, MPI_COMM_WORLD,
 				  &rq[total + p * count + i]);
-	MPI_Waitall(2 * total, rq, MPI_STATUSES_IGNORE);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	if (MPI_Waitall(2 * total, rq, st) != MPI_SUCCESS) {
+		/* MPICH returns at the first failure, the rest pending. A
+		 * send fails with its receive, whose own error says why:
+		 * wait for the receives, and print theirs first. */
+		MPI_Waitall(total, rq + total, st + total);
+		for (int k = 0; k < 2 * total; k++) {
+			int i = (total + k) % (2 * total);
+			char msg[MPI_MAX_ERROR_STRING];
+			int len;
+
+			if (st[i].MPI_ERROR == MPI_SUCCESS ||
+			    st[i].MPI_ERROR == MPI_ERR_PENDING)
+				continue;
+			MPI_Error_string(st[i].MPI_ERROR, msg, &len);
+			fprintf(stderr, "rank %d: storm: %s\n", rank, msg);
+			break;
+		}
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 	for (int p = 0; p < npeers; p++)
 		for (int i = 0; i < count; i++)
 			expect(r + (long)(p * count + i) * medium,
 			       i % 50 == 49 ? medium : 4, p, "storm");
 	free(rq);
+	free(st);
 	free(s);
 	free(r);
 }
@@ -732,6 +759,38 @@ static void apart_test(void)
 		printf("apart: ok\n");
 }
 
+/* Windows of 256 KiB messages both ways at once, each rank's sends
+ * before its receives: the receivers choose between reading and asking
+ * while their own sends are in flight (pt2pt.sh looks for the chooser
+ * of both ways in the counters); every message arrives intact. */
+static void both_test(void)
+{
+	enum { W = 4, N = 256 << 10, ROUNDS = 4 };
+	unsigned char *s = malloc((size_t)W * N), *r = malloc((size_t)W * N);
+	MPI_Request q[2 * W];
+
+	CHECK(s && r && size == 2, "both: 2 ranks and %d bytes", 2 * W * N);
+	for (int k = 0; k < ROUNDS; k++) {
+		for (int i = 0; i < W; i++) {
+			fill(s + (size_t)i * N, N, k * W + i + rank);
+			MPI_Isend(s + (size_t)i * N, N, MPI_BYTE, 1 - rank, i,
+				  MPI_COMM_WORLD, &q[i]);
+		}
+		memset(r, 0, (size_t)W * N);
+		for (int i = 0; i < W; i++)
+			MPI_Irecv(r + (size_t)i * N, N, MPI_BYTE, 1 - rank, i,
+				  MPI_COMM_WORLD, &q[W + i]);
+		MPI_Waitall(2 * W, q, MPI_STATUSES_IGNORE);
+		for (int i = 0; i < W; i++)
+			expect(r + (size_t)i * N, N, k * W + i + 1 - rank,
+			       "both");
+	}
+	free(s);
+	free(r);
+	if (rank == 0)
+		printf("both: ok\n");
+}
+
 int main(int argc, char **argv)
 {
 	int provided, storm = argc > 1 ? atoi(argv[1]) : 2000;
@@ -741,6 +800,7 @@ int main(int argc, char **argv)
 	int oneway = argc > 1 && strcmp(argv[1], "oneway") == 0;
 	int stream = argc > 1 && strcmp(argv[1], "stream") == 0;
 	int apart = argc > 1 && strcmp(argv[1], "apart") == 0;
+	int both = argc > 1 && strcmp(argv[1], "both") == 0;
 	int cancelled;
 
 	MPI_Init(&argc, &argv);
@@ -751,7 +811,7 @@ int main(int argc, char **argv)
 	MPI_Comm_set_errhandler(errcomm, MPI_ERRORS_RETURN);
 	left = (rank + size - 1) % size;
 	right = (rank + 1) % size;
-	if (flood || late || unread || oneway || stream || apart) {
+	if (flood || late || unread || oneway || stream || apart || both) {
 		if (flood)
 			flood_test();
 		else if (late)
@@ -762,6 +822,8 @@ int main(int argc, char **argv)
 			stream_test();
 		else if (apart)
 			apart_test();
+		else if (both)
+			both_test();
 		else
 			unread_test();
 		MPI_Comm_free(&errcomm);
