@@ -314,6 +314,10 @@ int MPIDI_BIP_progress(int vci, int blocking)
 		mpi_errno = MPIDI_BIP_long_progress(&progress);
 		MPIR_ERR_CHECK(mpi_errno);
 	}
+	if (g->due_head) {
+		mpi_errno = MPIDI_BIP_recv_fetch_due(&progress);
+		MPIR_ERR_CHECK(mpi_errno);
+	}
 	if (g->nheld && !progress) {
 		mpi_errno = MPIDI_BIP_recv_held_due(&progress);
 		MPIR_ERR_CHECK(mpi_errno);

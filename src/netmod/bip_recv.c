@@ -879,6 +879,55 @@ static int rts3_matched(MPIR_Request *rreq, int node, uint64_t sreq,
 
 /* --- a matched receive meets its message ---------------------------------- */
 
+/* Rule: a receive call that matches a message whose data it may read (a
+ * rendezvous one, or a three-way one still held) leaves the read to the
+ * next progress call. The call returns at once, and the program's next
+ * calls run before the copy: the sends a program posts right behind its
+ * receives (an exchange, OSU's bidirectional windows) are on their way
+ * first, and the read-or-ask choice then sees them in flight
+ * (MPIDI_BIP_paths_for): read inside MPI_Irecv, 1 MiB messages of
+ * windows both ways went by the one-way costs, asked. */
+static int fetch_later(MPIR_Request *rreq, MPIDI_BIP_unexp_t *u)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+
+	u->rreq = rreq;
+	u->next = NULL;
+	if (g->due_tail)
+		g->due_tail->next = u;
+	else
+		g->due_head = u;
+	g->due_tail = u;
+	return MPI_SUCCESS;
+}
+
+int MPIDI_BIP_recv_fetch_due(int *progress)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	int mpi_errno = MPI_SUCCESS;
+
+	while (g->due_head && !mpi_errno) {
+		MPIDI_BIP_unexp_t *u = g->due_head;
+		MPIR_Request *rreq = u->rreq;
+
+		g->due_head = u->next;
+		if (!g->due_head)
+			g->due_tail = NULL;
+		if (g->peers[u->node].failed)
+			mpi_errno = recv_fail(rreq, u->rank, u->tag,
+					      MPIDI_BIP_proc_failed(u->node));
+		else if (u->type == MPIDI_BIP_CTL_RNDV)
+			mpi_errno = rndv_start(rreq, u->node, u->sreq,
+					       u->data_sz, u->addr);
+		else
+			mpi_errno = rts3_matched(rreq, u->node, u->sreq,
+						 u->addr, u->data_sz);
+		unexp_free(u);
+		(*progress)++;
+	}
+	return mpi_errno;
+}
+
 /* Remember who sent it (the status), then run the protocol's next step. */
 static int take_unexp(MPIR_Request *rreq, MPIDI_BIP_unexp_t *u)
 {
@@ -901,7 +950,10 @@ static int take_unexp(MPIR_Request *rreq, MPIDI_BIP_unexp_t *u)
 		break;
 	case MPIDI_BIP_CTL_RTS3:
 		if (u->held) {
+			u->held = false;
 			MPIDI_BIP_global.nheld--;
+			if (u->addr)
+				return fetch_later(rreq, u);
 			mpi_errno = rts3_matched(rreq, u->node, u->sreq,
 						 u->addr, u->data_sz);
 			break;
@@ -915,6 +967,8 @@ static int take_unexp(MPIR_Request *rreq, MPIDI_BIP_unexp_t *u)
 		MPIDI_BIP_buf_put(u->data);
 		break;
 	case MPIDI_BIP_CTL_RNDV:
+		if (u->addr)
+			return fetch_later(rreq, u);
 		mpi_errno = rndv_start(rreq, u->node, u->sreq, u->data_sz,
 				       u->addr);
 		break;

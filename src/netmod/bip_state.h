@@ -49,7 +49,8 @@ typedef struct MPIDI_BIP_unexp {
 	uint64_t data_sz;
 	uint64_t sreq;       /* RTS3/RNDV: the sender's request */
 	uint64_t addr;       /* RTS3/RNDV: its data, to read (0: ask) */
-	MPIR_Request *rreq;  /* RTS3: receive matched while data still flows */
+	MPIR_Request *rreq;  /* RTS3: receive matched while data still flows;
+			      * on the due list: the receive it fetches for */
 	bool held;           /* RTS3: its data still with the sender... */
 	uint64_t held_ns;    /* ...since then (MPIDI_BIP_recv_held_due) */
 	bool spare_size;     /* room for MPIDI_BIP_UNEXP_SMALL inline bytes */
@@ -220,6 +221,9 @@ typedef struct {
 	unsigned nunexp_spares;
 	unsigned nheld;                 /* three-way messages held... */
 	uint64_t hold_ns;               /* ...so long at most */
+	/* matched by a receive call, their data to read at the next progress
+	 * call (MPIDI_BIP_recv_fetch_due), oldest first */
+	MPIDI_BIP_unexp_t *due_head, *due_tail;
 	/* long messages */
 	int ntags;
 	MPIDI_BIP_lrecv_t **tag_owner;  /* receive per BIP tag; NULL: free */
@@ -397,6 +401,8 @@ int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts);
 /* Three-way messages held past MPIDI_BIP_global.hold_ns are fetched: on a
  * progress call that found nothing else to do. */
 int MPIDI_BIP_recv_held_due(int *progress);
+/* Messages a receive call matched whose data it may read are fetched. */
+int MPIDI_BIP_recv_fetch_due(int *progress);
 int MPIDI_BIP_recv_withdraw(int node, uint64_t sreq);
 int MPIDI_BIP_recv_eager(int node, const MPIDI_BIP_ctl_rts_t *rts,
 			 const void *data);
