@@ -3,7 +3,9 @@
  * same run: a cache-line flag ping-pong between two processes (the least a
  * message can cost), and the bandwidths of the two ways to move long data
  * between processes: a pipelined two-copy ring and single-copy cross-memory
- * attach. Prints "name bytes value" rows; medians throughout.
+ * attach, one way, and cross-memory attach both ways at once (each process
+ * reading the other's buffer: what a bidirectional bandwidth can reach).
+ * Prints "name bytes value" rows; medians throughout.
  *
  * Between hosts, the floors of the network wires: "bip_floor -e PORT"
  * echoes udp datagrams on one host, "bip_floor -u ADDR:PORT" times 8-byte
@@ -41,6 +43,8 @@ struct shared {
 	_Alignas(64) _Atomic uint64_t head;
 	_Alignas(64) _Atomic uint64_t tail;
 	_Alignas(64) _Atomic int go;
+	_Alignas(64) _Atomic uint64_t arrived;
+	_Alignas(64) double child_us;
 	_Alignas(64) uint8_t ring[SLOTS][PACKET];
 };
 
@@ -194,6 +198,69 @@ static double cma_floor(size_t len, uint8_t *src, uint8_t *dst)
 	close(fds[1]);
 	waitpid(child, NULL, 0);
 	return median(v, SAMPLES);
+}
+
+/* Both processes at a barrier: the n-th arrival of each. */
+static void meet(struct shared *sh, uint64_t n)
+{
+	atomic_fetch_add_explicit(&sh->arrived, 1, memory_order_acq_rel);
+	while (atomic_load_explicit(&sh->arrived, memory_order_acquire) <
+	       2 * n)
+		relax();
+}
+
+/* Single copies both ways at once: each process reads READS messages of
+ * len bytes from the other's buffer into its own, as a bidirectional
+ * window of messages read by their receivers does. Returns the bytes both
+ * moved over the slower one's time, MB/s, or -errno. */
+static double cma_both_floor(struct shared *sh, size_t len, uint8_t *src,
+			     uint8_t *dst)
+{
+	enum { READS = 16 };
+	double v[SAMPLES];
+	pid_t parent = getpid(), child, peer;
+	int err = 0;
+
+	atomic_store(&sh->arrived, 0);
+	child = fork();
+	if (child < 0)
+		return -errno;
+	/* Our own copies of the buffers, not pages shared with the other
+	 * since the fork; and the child may read the parent. */
+	memset(src, child ? 0x5a : 0xa5, len);
+	memset(dst, 0, len);
+	if (child)
+		(void)prctl(PR_SET_PTRACER, (unsigned long)child, 0, 0, 0);
+	peer = child ? child : parent;
+	for (int s = 0; s <= SAMPLES; s++) {
+		double t0, us;
+
+		meet(sh, 2 * (uint64_t)s + 1);
+		t0 = now_us();
+		for (int i = 0; i < READS && !err; i++) {
+			struct iovec l = { dst, len }, r = { src, len };
+
+			if (process_vm_readv(peer, &l, 1, &r, 1, 0) !=
+			    (ssize_t)len)
+				err = errno ? errno : EIO;
+		}
+		us = now_us() - t0;
+		if (!child)
+			sh->child_us = err ? -err : us;
+		meet(sh, 2 * (uint64_t)s + 2);
+		if (!child)
+			continue;
+		if (!err && sh->child_us < 0)
+			err = (int)-sh->child_us;
+		if (s && !err)
+			v[s - 1] = 2.0 * READS * len /
+				   (us > sh->child_us ? us : sh->child_us);
+	}
+	if (!child)
+		_exit(0);
+	waitpid(child, NULL, 0);
+	(void)prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+	return err ? -err : median(v, SAMPLES);
 }
 
 enum { NET_WARM = 1000, NET_TRIPS = 1001 };
@@ -355,6 +422,15 @@ int main(int argc, char **argv)
 			       strerror((int)-cma));
 		else
 			printf("cma_MBps %zu %.1f\n", sizes[i], cma);
+	}
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		double both = cma_both_floor(sh, sizes[i], src, dst);
+
+		if (both < 0)
+			printf("# cma_both_MBps %zu unavailable: %s\n",
+			       sizes[i], strerror((int)-both));
+		else
+			printf("cma_both_MBps %zu %.1f\n", sizes[i], both);
 	}
 	free(src);
 	free(dst);

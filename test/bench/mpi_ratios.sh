@@ -8,7 +8,9 @@
 # party once in turn, the median per size, and our ratio to the best peer
 # at that size. Goals (issue 10): latency <= 0.9 x, bandwidth and
 # bidirectional bandwidth >= 1.1 x the best peer at every size; the first
-# 200 round trips after MPI_Init within 1.2 x the steady state. Then each
+# 200 round trips after MPI_Init within 1.2 x the steady state; then each
+# party's bidirectional bandwidth over the single-copy floor both ways at
+# 64 KiB, 1 MiB and 4 MiB (bip_floor). Then each
 # party's 8 B latency round by round: the machine's mode. With
 # gnuplot installed, the latency and bandwidth curves of every party go to
 # PLOT (default mpi_ratios.png), as in Fig. 1 of the MPI-BIP paper.
@@ -73,6 +75,23 @@ done
 		printf "bandwidth >= 1.1 x %d of %d (worst %.2f at %d B); ", b, n, wb, wbs
 		printf "bibw >= 1.1 x %d of %d (worst %.2f at %d B)\n", bb, n, wbb, wbbs
 	}' "$tmp/table"
+# Both ways at once, long messages are read by their receivers (every
+# party does so, with cross-memory attach): the single-copy floor both
+# ways (bip_floor's cma_both_MBps, each process reading the other's
+# buffer at once) is what a bidirectional bandwidth can reach there.
+floor=$("$prefix/bin/bip_floor" 2>/dev/null || true)
+for n in 65536 1048576 4194304; do
+	f=$(echo "$floor" | awk -v n=$n '$1 == "cma_both_MBps" && $2 == n { print $3 }')
+	[ -n "$f" ] || continue
+	printf 'bibw at %d B over the single-copy floor both ways (%.0f MB/s):' "$n" "$f"
+	c=4
+	for p in ours $peers; do
+		printf ' %s %.2f' "$p" "$(awk -v f="$f" -v n=$n -v c=$c '$1 == n {
+			print $c / f }' "$tmp/table")"
+		c=$((c + 3))
+	done
+	echo
+done
 # The machine's mode, round by round: 8 B latency (one way) has a fast and
 # a slow mode that last seconds and do not show as steal, for every party
 # alike; a ratio is fair where the parties' rounds fell alike.

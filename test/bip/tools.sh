@@ -17,6 +17,12 @@ rows=$(echo "$table" | grep -c '^[0-9][0-9]* [0-9.][0-9.]* [0-9.][0-9.]*$')
 [ "$rows" -eq 24 ] || { echo "FAILED: $rows rows, want 24 (0 B..4 MiB)"; exit 1; }
 echo "$table" | head -1 | grep -q '^#' || { echo "FAILED: no # header"; exit 1; }
 run "$top_builddir/bip_floor"
+# Where cross-memory attach works one way, the floor both ways has a
+# positive value at every size too.
+if echo "$out" | grep -q '^cma_MBps'; then
+	n=$(echo "$out" | awk '$1 == "cma_both_MBps" && $3 > 0' | wc -l)
+	[ "$n" -eq 3 ] || { echo "FAILED: $n cma_both_MBps rows, want 3"; exit 1; }
+fi
 # The wire version shown is the header's, not a copy of it.
 v=$(sed -n 's/^#define BIP_WIRE_VERSION \([0-9]*\)/\1/p' "$top_srcdir/src/common/bip_wire.h")
 echo "$out" | grep -q "(wire protocol $v)" ||
