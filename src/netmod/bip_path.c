@@ -162,8 +162,18 @@ enum MPIDI_BIP_path MPIDI_BIP_path_choose(MPIDI_BIP_paths_t *p, uint64_t len)
 
 	if (!c->cost[MPIDI_BIP_PATH_READ][0])
 		return MPIDI_BIP_PATH_READ;
-	if (!c->cost[MPIDI_BIP_PATH_SEND][0] && !c->trying)
+	/* Asking is first tried after the first period of reads: a class's
+	 * first read finds the caches set up for something else (1 MiB
+	 * both ways, after the one-way phase: 190-200 ns/KiB, then 60-90),
+	 * and a trial of asks judged against it took a window of asks at 2
+	 * x a read's cost and then another. */
+	if (!c->cost[MPIDI_BIP_PATH_SEND][0] && !c->trying) {
+		if (c->since < MPIDI_BIP_PATH_EXPLORE) {
+			c->since++;
+			return MPIDI_BIP_PATH_READ;
+		}
 		return trial_due(c, best);
+	}
 	/* A trial goes on until its way is the cheaper, stops getting
 	 * cheaper (class_sample), or has had its choices. It takes every
 	 * choice until its first cost is in: in a stream the next choices
@@ -233,6 +243,15 @@ static void class_sample(MPIDI_BIP_path_class_t *c, enum MPIDI_BIP_path way,
 		 * not the budget. */
 		if (trial_wins(c, way))
 			c->period = MPIDI_BIP_PATH_EXPLORE;
+		/* One that did not waits the budget at once: a class's first
+		 * trial (of a way with no cost yet) began with no cost to
+		 * set it by, and its period, the first, would have had a
+		 * second trial of a window of asks at twice a read's cost
+		 * follow within 32 choices (1 MiB both ways). */
+		else
+			c->period = (uint16_t)MAX(
+				c->period,
+				trial_budget(c, other_of(way), way));
 	} else if (per_kib * 10 > (uint64_t)c->first * 9)
 		c->trying = 0;
 }

@@ -41,7 +41,11 @@ static void test_first_and_best(void)
 	int asks;
 
 	memset(&p, 0, sizeof(p));
-	CHECK(step(&p, 65536, 4000, 7600) == READ, "a class reads first");
+	/* A class reads first, for a period (its first read's cost is not
+	 * its steady one), then asks. */
+	CHECK(reads_of(&p, 1 + MPIDI_BIP_PATH_EXPLORE, 65536, 4000, 7600) ==
+		      1 + MPIDI_BIP_PATH_EXPLORE,
+	      "a class reads first");
 	CHECK(step(&p, 65536, 4000, 7600) == SEND, "then asks");
 	CHECK(MPIDI_BIP_path_cost(&p, READ, 65536) == 4000 * 1024 / 65536,
 	      "cost %u ns/KiB", MPIDI_BIP_path_cost(&p, READ, 65536));
@@ -114,8 +118,8 @@ static void test_warming(void)
 	memset(&w, 0, sizeof(w));
 	for (int i = 0; i < 1000; i++)
 		reads += warm_step(&p, &w, 12000, 12000, 8000) == READ;
-	CHECK(reads - 1000 <= 3 * 6 + 1, "read %d of 1000 that stay cold",
-	      reads - 1000);
+	CHECK(reads - 1000 <= MPIDI_BIP_PATH_EXPLORE + 3 * 6 + 1,
+	      "read %d of 1000 that stay cold", reads - 1000);
 }
 
 /* Reading a little cheaper by its own timing is not taken: it leaves the
@@ -127,8 +131,8 @@ static void test_margin(void)
 
 	memset(&p, 0, sizeof(p));
 	reads = reads_of(&p, 1000, 32768, 130 * 32, 155 * 32);
-	CHECK(reads <= 3 * 6 + 1, "read %d of 1000 at 130 against 155",
-	      reads);
+	CHECK(reads <= MPIDI_BIP_PATH_EXPLORE + 3 * 6 + 1,
+	      "read %d of 1000 at 130 against 155", reads);
 	memset(&p, 0, sizeof(p));
 	reads = reads_of(&p, 1000, 32768, 110 * 32, 155 * 32);
 	CHECK(reads >= 1000 - 3 * 6 - 1, "read %d of 1000 at 110 against 155",
@@ -248,6 +252,21 @@ static void test_budget(void)
 	      "no second trial of asking");
 	CHECK(stream(&p, &now, 4, 64, 1 << 20, 60000, 30000) >= 4 * 64 - 16,
 	      "asking not taken");
+
+	/* A class's first trial of asking, a window at twice a read's
+	 * cost, sets the wait by the budget at once: no second window of
+	 * asks follows within the first period. */
+	memset(&p, 0, sizeof(p));
+	asks = stream(&p, &now, 8, 64, 1 << 20, 60000, 120000);
+	CHECK(asks <= 64, "asked %d of the first 512 at 2 x a read", asks);
+
+	/* A class's first read cold (3 x the next ones): the trial of
+	 * asking waits for reading's steady cost, and takes a window. */
+	memset(&p, 0, sizeof(p));
+	CHECK(MPIDI_BIP_path_choose(&p, 1 << 20) == READ, "no first read");
+	MPIDI_BIP_path_sample(&p, READ, 1 << 20, 200000);
+	asks = stream(&p, &now, 8, 64, 1 << 20, 60000, 120000);
+	CHECK(asks <= 64, "asked %d of 512 after a cold first read", asks);
 
 	/* Two slow reads in a row (the peer busy, a preemption) move
 	 * reading's median past asking's but not its lowest: reading stays

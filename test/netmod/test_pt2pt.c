@@ -764,11 +764,11 @@ static void apart_test(void)
  * then sends, as OSU's bidirectional test does, and its receives match
  * messages whose data it reads at its next progress call, its own sends
  * then in flight. Both choose between reading and asking with the costs
- * of both ways (pt2pt.sh looks at the counters); every message arrives
- * intact. */
+ * of both ways, and try both (48 messages: past the first 32 reads;
+ * pt2pt.sh looks at the counters); every message arrives intact. */
 static void both_test(void)
 {
-	enum { W = 4, N = 256 << 10, ROUNDS = 4 };
+	enum { W = 4, N = 256 << 10, ROUNDS = 12 };
 	unsigned char *s = malloc((size_t)W * N), *r = malloc((size_t)W * N);
 	MPI_Request q[2 * W];
 	char byte = 0;
