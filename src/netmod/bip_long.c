@@ -121,11 +121,7 @@ int MPIDI_BIP_lrecv(int node, int ack_type, uint64_t sreq, uint64_t offset,
 		return lrecv_post(lr, tag);
 	if (++g->cnt.rfifo_depth > g->cnt.rfifo_max)
 		g->cnt.rfifo_max = g->cnt.rfifo_depth;
-	if (g->rfifo_tail)
-		g->rfifo_tail->next = lr;
-	else
-		g->rfifo_head = lr;
-	g->rfifo_tail = lr;
+	MPIDI_BIP_QUEUE_APPEND(g->rfifo_head, g->rfifo_tail, lr);
 	return MPI_SUCCESS;
 }
 

@@ -180,11 +180,7 @@ static MPIDI_BIP_unexp_t *unexp_new(int node, const MPIDI_BIP_ctl_t *h,
 		.data_sz = data_sz,
 		.data = u->inline_data,
 	};
-	if (g->unexp_tail)
-		g->unexp_tail->next = u;
-	else
-		g->unexp_head = u;
-	g->unexp_tail = u;
+	MPIDI_BIP_QUEUE_APPEND(g->unexp_head, g->unexp_tail, u);
 	g->cnt.unexpected++;
 	if (++g->cnt.unexp_depth > g->cnt.unexp_max)
 		g->cnt.unexp_max = g->cnt.unexp_depth;
@@ -893,11 +889,7 @@ static int fetch_later(MPIR_Request *rreq, MPIDI_BIP_unexp_t *u)
 
 	u->rreq = rreq;
 	u->next = NULL;
-	if (g->due_tail)
-		g->due_tail->next = u;
-	else
-		g->due_head = u;
-	g->due_tail = u;
+	MPIDI_BIP_QUEUE_APPEND(g->due_head, g->due_tail, u);
 	return MPI_SUCCESS;
 }
 

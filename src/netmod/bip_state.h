@@ -242,6 +242,16 @@ typedef struct {
 
 extern MPIDI_BIP_global_t MPIDI_BIP_global;
 
+/* Append e, whose next is NULL, to the queue head .. tail. */
+#define MPIDI_BIP_QUEUE_APPEND(head, tail, e)                                  \
+	do {                                                                   \
+		if (tail)                                                      \
+			(tail)->next = (e);                                    \
+		else                                                           \
+			(head) = (e);                                          \
+		(tail) = (e);                                                  \
+	} while (0)
+
 /* The chooser for a message node sends us now (MPIDI_BIP_PATHS_*). */
 static inline MPIDI_BIP_paths_t *MPIDI_BIP_paths_for(int node)
 {
