@@ -240,6 +240,7 @@ static double cma_both_floor(struct shared *sh, size_t len, uint8_t *src,
 		for (int i = 0; i < READS && !err; i++) {
 			struct iovec l = { dst, len }, r = { src, len };
 
+			errno = 0;
 			if (process_vm_readv(peer, &l, 1, &r, 1, 0) !=
 			    (ssize_t)len)
 				err = errno ? errno : EIO;

@@ -610,8 +610,11 @@ int MPIDI_BIP_mpi_finalize_hook(void)
 		(void)MPIDI_BIP_recv_held_due(&progress);
 	/* What is still queued must reach its peers first (a send whose
 	 * request was freed may still be on its way; one whose cancel failed
-	 * is the receiver's to take, MPI says, once it gets to it). */
-	while (g->sfifo_peers || g->credits_due || g->lsends || g->detached)
+	 * is the receiver's to take, MPI says, once it gets to it); so must
+	 * the answers of receives whose reads were due (a freed receive's
+	 * sender waits for them). */
+	while (g->due_head || g->sfifo_peers || g->credits_due || g->lsends ||
+	       g->detached)
 		if (MPIDI_BIP_progress(0, 0) != MPI_SUCCESS)
 			break;
 	if (MPIR_CVAR_CH4_BIP_PRINT_COUNTERS)

@@ -90,7 +90,7 @@ static enum MPIDI_BIP_path other_of(enum MPIDI_BIP_path way)
 static bool trial_wins(const MPIDI_BIP_path_class_t *c,
 		       enum MPIDI_BIP_path way)
 {
-	uint32_t rest = median(c->cost[other_of(way)]);
+	uint32_t rest = judged(c, other_of(way));
 
 	if (!rest)
 		return false;
@@ -105,7 +105,7 @@ static uint32_t trial_budget(const MPIDI_BIP_path_class_t *c,
 			     enum MPIDI_BIP_path best,
 			     enum MPIDI_BIP_path other)
 {
-	uint64_t b = median(c->cost[best]), o = median(c->cost[other]);
+	uint64_t b = judged(c, best), o = judged(c, other);
 
 	if (!b || o <= b)
 		return 0;
@@ -265,7 +265,9 @@ static void class_sample(MPIDI_BIP_path_class_t *c, enum MPIDI_BIP_path way,
  * while we copy into the rings what the peer asked of us (1 MiB both
  * ways: one side's trial of asks made the other's reads 2 x dearer, and
  * it asked too). It is not kept, unless the way has no cost yet or is on
- * trial. */
+ * trial, or MPIDI_BIP_PATH_SHARED such went unkept in a row: a peer that
+ * always asks (MPIR_CVAR_CH4_BIP_FETCH=ask there) would freeze our
+ * reading's cost. */
 void MPIDI_BIP_path_sample(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
 			   uint64_t len, uint64_t ns)
 {
@@ -275,8 +277,10 @@ void MPIDI_BIP_path_sample(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
 		p->reading += ns;
 	if ((c->busy[other_of(way)].out ||
 	     (way == MPIDI_BIP_PATH_READ && c->served)) &&
-	    c->cost[way][0] && c->trying != way + 1)
+	    c->cost[way][0] && c->trying != way + 1 &&
+	    ++c->unkept < MPIDI_BIP_PATH_SHARED)
 		return;
+	c->unkept = 0;
 	class_sample(c, way, len, ns, false);
 }
 

@@ -84,6 +84,9 @@ enum MPIDI_BIP_path {
  * then errs by a quarter at most. Also the most choices a trial that is
  * due waits for what is in flight. */
 #define MPIDI_BIP_PATH_STREAM 256
+/* Messages done at their choice while the other way's were in flight,
+ * not kept in a row, before one is kept all the same. */
+#define MPIDI_BIP_PATH_SHARED 16
 
 /* The messages of a way and class in flight since t0, the bytes of those
  * that came meanwhile, in came messages, and the time spent reading when
@@ -107,6 +110,7 @@ typedef struct {
 	uint8_t last;    /* the way of the last sample + 1 */
 	uint16_t waited; /* choices a due trial waited for what was in flight */
 	uint32_t served; /* our messages the peer asked for, in flight */
+	uint8_t unkept;  /* messages done at their choice not kept in a row */
 	MPIDI_BIP_path_busy_t busy[MPIDI_BIP_NPATHS];
 } MPIDI_BIP_path_class_t;
 
@@ -115,9 +119,9 @@ typedef struct {
 	uint64_t reading; /* nanoseconds of reads done at their choice */
 } MPIDI_BIP_paths_t;
 
-/* The way for a message of len bytes: a way never measured in its class
- * first (reading, then sending), then the cheaper, with trials of the
- * other (see MPIDI_BIP_PATH_EXPLORE). */
+/* The way for a message of len bytes: reading first, for a period
+ * (MPIDI_BIP_PATH_EXPLORE choices after the first), then a trial of
+ * asking, then the cheaper, with trials of the other. */
 enum MPIDI_BIP_path MPIDI_BIP_path_choose(MPIDI_BIP_paths_t *p, uint64_t len);
 /* A message of len bytes took ns nanoseconds by way, done at its choice
  * (a read alone). */
@@ -142,8 +146,9 @@ void MPIDI_BIP_path_done(MPIDI_BIP_paths_t *p, enum MPIDI_BIP_path way,
  * our own asks in flight. */
 void MPIDI_BIP_path_invited(MPIDI_BIP_paths_t *p, uint64_t len);
 void MPIDI_BIP_path_served(MPIDI_BIP_paths_t *p, uint64_t len);
-/* The cost the choice goes by (ns per KiB, the median of the samples
- * kept; 0: none yet), for tests and counters. */
+/* A way's cost (ns per KiB, the median of the samples kept; 0: none
+ * yet), for tests and counters. The choice goes by it, but for the way
+ * that was the cheaper when the last trial began, by its lowest. */
 uint32_t MPIDI_BIP_path_cost(const MPIDI_BIP_paths_t *p,
 			     enum MPIDI_BIP_path way, uint64_t len);
 /* The costs as text for the counters: " 64K read 62 ask 118" per class

@@ -304,6 +304,13 @@ int MPIDI_BIP_progress(int vci, int blocking)
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	int mpi_errno = MPI_SUCCESS, progress = 0;
 
+	/* Reads a receive call left due first: what came since (our sends'
+	 * answers) would hide that those sends were in flight at the time
+	 * (bip_recv.c fetch_later). */
+	if (g->due_head) {
+		mpi_errno = MPIDI_BIP_recv_fetch_due(&progress);
+		MPIR_ERR_CHECK(mpi_errno);
+	}
 	mpi_errno = drain_control(&progress);
 	MPIR_ERR_CHECK(mpi_errno);
 	if (MPIDI_BIP_send_fifo_busy()) {
@@ -312,10 +319,6 @@ int MPIDI_BIP_progress(int vci, int blocking)
 	}
 	if (MPIDI_BIP_long_busy()) {
 		mpi_errno = MPIDI_BIP_long_progress(&progress);
-		MPIR_ERR_CHECK(mpi_errno);
-	}
-	if (g->due_head) {
-		mpi_errno = MPIDI_BIP_recv_fetch_due(&progress);
 		MPIR_ERR_CHECK(mpi_errno);
 	}
 	if (g->nheld && !progress) {

@@ -234,7 +234,7 @@ then
 		MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_pt2pt" both
 		expect "both: ok" "256 KiB messages both ways at once"
 		# A message is read or asked for, whichever measured cheaper:
-		# a size class reads for its first 32 choices, then tries
+		# a size class reads its first 33 messages, then tries
 		# asking, before choosing (48 messages a rank here).
 		for r in 0 1; do
 			echo "$out" | grep "rank $r: .*by size, both ways" |

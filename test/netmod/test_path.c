@@ -332,11 +332,17 @@ static void test_read_among_served(void)
 	CHECK(MPIDI_BIP_path_cost(&p, READ, 1 << 20) == 60000 * 1024 >> 20,
 	      "reads while the peer's asks were sent cost %u ns/KiB",
 	      MPIDI_BIP_path_cost(&p, READ, 1 << 20));
+	/* A peer that always asks: one read in MPIDI_BIP_PATH_SHARED is
+	 * kept all the same, reading's cost does not freeze. */
+	for (int i = 0; i < MPIDI_BIP_PATH_SAMPLES * MPIDI_BIP_PATH_SHARED; i++)
+		MPIDI_BIP_path_sample(&p, READ, 1 << 20, 600000);
+	CHECK(MPIDI_BIP_path_cost(&p, READ, 1 << 20) == 600000 * 1024 >> 20,
+	      "reading's cost froze while the peer always asked");
 	MPIDI_BIP_path_served(&p, 1 << 20);
 	MPIDI_BIP_path_served(&p, 1 << 20); /* one too many: no underflow */
 	for (int i = 0; i < MPIDI_BIP_PATH_SAMPLES; i++)
-		MPIDI_BIP_path_sample(&p, READ, 1 << 20, 600000);
-	CHECK(MPIDI_BIP_path_cost(&p, READ, 1 << 20) == 600000 * 1024 >> 20,
+		MPIDI_BIP_path_sample(&p, READ, 1 << 20, 300000);
+	CHECK(MPIDI_BIP_path_cost(&p, READ, 1 << 20) == 300000 * 1024 >> 20,
 	      "reads after the peer's asks were sent not kept");
 }
 
