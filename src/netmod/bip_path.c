@@ -70,8 +70,8 @@ static uint32_t judged(const MPIDI_BIP_path_class_t *c,
 				  : median(c->cost[way]);
 }
 
-/* The way the class's costs make the cheaper; a way never measured goes
- * first (reading, then asking). */
+/* The way the class's costs make the cheaper (judged); reading while
+ * either has none. */
 static enum MPIDI_BIP_path best_of(const MPIDI_BIP_path_class_t *c)
 {
 	uint32_t read = judged(c, MPIDI_BIP_PATH_READ);

@@ -883,6 +883,16 @@ static int rts3_matched(MPIR_Request *rreq, int node, uint64_t sreq,
 		       rreq);
 }
 
+/* A receive met a three-way or rendezvous message: the data comes (read,
+ * or asked for) by its protocol. */
+static int fetch_matched(MPIR_Request *rreq, int node, uint8_t type,
+			 uint64_t sreq, uint64_t data_sz, uint64_t addr)
+{
+	if (type == MPIDI_BIP_CTL_RNDV)
+		return rndv_start(rreq, node, sreq, data_sz, addr);
+	return rts3_matched(rreq, node, sreq, addr, data_sz);
+}
+
 /* --- a matched receive meets its message ---------------------------------- */
 
 /* Rule: a receive call that matches a message whose data it may read (a
@@ -921,12 +931,9 @@ int MPIDI_BIP_recv_fetch_due(int *progress)
 		if (g->peers[u->node].failed)
 			mpi_errno = recv_fail(rreq, u->rank, u->tag,
 					      MPIDI_BIP_proc_failed(u->node));
-		else if (u->type == MPIDI_BIP_CTL_RNDV)
-			mpi_errno = rndv_start(rreq, u->node, u->sreq,
-					       u->data_sz, u->addr);
 		else
-			mpi_errno = rts3_matched(rreq, u->node, u->sreq,
-						 u->addr, u->data_sz);
+			mpi_errno = fetch_matched(rreq, u->node, u->type,
+						  u->sreq, u->data_sz, u->addr);
 		unexp_free(u);
 		(*progress)++;
 	}
@@ -1058,13 +1065,9 @@ int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts)
 	MPIDI_BIP_unexp_t *u;
 	int mpi_errno;
 
-	if (rreq) {
-		if (rts->h.type == MPIDI_BIP_CTL_RNDV)
-			return rndv_start(rreq, node, rts->sreq, rts->data_sz,
-					  rts->addr);
-		return rts3_matched(rreq, node, rts->sreq, rts->addr,
-				    rts->data_sz);
-	}
+	if (rreq)
+		return fetch_matched(rreq, node, rts->h.type, rts->sreq,
+				     rts->data_sz, rts->addr);
 	/* Rendezvous: the ACK, or the read, waits for a receive. Three-way:
 	 * the same for a while (MPIDI_BIP_recv_held_due). */
 	u = unexp_new(node, &rts->h, rts->data_sz, 0);
