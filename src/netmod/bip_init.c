@@ -611,9 +611,12 @@ int MPIDI_BIP_mpi_finalize_hook(void)
 	/* What is still queued must reach its peers first (a send whose
 	 * request was freed may still be on its way; one whose cancel failed
 	 * is the receiver's to take, MPI says, once it gets to it); so must
-	 * the answers of receives whose reads were due (a freed receive's
-	 * sender waits for them). */
-	while (g->due_head || g->sfifo_peers || g->credits_due || g->lsends ||
+	 * the answers of receives whose reads were due, and the data of
+	 * transfers under way to us (a freed receive's sender waits for
+	 * them: leaving would fail its send with a dead peer). A dead peer
+	 * fails its transfers, so none of these waits for ever. */
+	while (g->due_head || g->sfifo_peers || g->credits_due ||
+	       MPIDI_BIP_long_busy() || g->rfifo_head || g->splits.used ||
 	       g->detached)
 		if (MPIDI_BIP_progress(0, 0) != MPI_SUCCESS)
 			break;

@@ -21,6 +21,8 @@
  *                        page, rank 1 receives them 16 bytes into one
  *   test_pt2pt both      (2 ranks) both send 256 KiB messages to each
  *                        other at once, rank 1 receiving before it sends
+ *   test_pt2pt freed     (2 ranks) rank 1 frees its receives of large
+ *                        messages and finalizes; rank 0's sends succeed
  *
  * The thresholds are read through MPI_T from the netmod's CVARs, so the same
  * program tests any setting. Any rank count works (with 1, MPICH's own
@@ -806,16 +808,75 @@ static void both_test(void)
 		printf("both: ok\n");
 }
 
+/* Receives freed before their data came, then MPI_Finalize: a three-way
+ * message held, a rendezvous one and one large enough to be shared with
+ * its sender, each matched unexpected and posted. The receiver takes the
+ * data before it leaves, so its sender's waits succeed (they failed with
+ * "died" when the receiver asked for the data and left before it came).
+ * The announcements are all here before MPI_Finalize (a byte behind them
+ * says so): a receive still unmatched when its process finalizes is not
+ * complete, MPI says, and its sender's failure is right. */
+static void freed_test(void)
+{
+	long n[] = { cvar("MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD") - 1, 1 << 20,
+		     (4 << 20) + 5 };
+	enum { K = sizeof(n) / sizeof(n[0]) };
+	/* static: a freed receive's buffer stays the library's until
+	 * MPI_Finalize, after this returns */
+	static unsigned char *b[2 * K];
+	MPI_Request q[2 * K];
+	char byte = 0;
+	int err;
+
+	CHECK(size == 2, "freed: 2 ranks");
+	for (int i = 0; i < 2 * K; i++) {
+		b[i] = malloc(n[i % K]);
+		CHECK(b[i], "freed: %ld bytes", n[i % K]);
+		fill(b[i], n[i % K], i);
+	}
+	if (rank == 0) {
+		/* the first K unexpected, the others posted before them */
+		for (int i = 0; i < K; i++)
+			MPI_Isend(b[i], (int)n[i], MPI_BYTE, 1, i, errcomm,
+				  &q[i]);
+		MPI_Send(&byte, 1, MPI_BYTE, 1, 2 * K, MPI_COMM_WORLD);
+		MPI_Recv(&byte, 1, MPI_BYTE, 1, 2 * K, MPI_COMM_WORLD,
+			 MPI_STATUS_IGNORE);
+		for (int i = K; i < 2 * K; i++)
+			MPI_Isend(b[i], (int)n[i % K], MPI_BYTE, 1, i, errcomm,
+				  &q[i]);
+		MPI_Send(&byte, 1, MPI_BYTE, 1, 2 * K, MPI_COMM_WORLD);
+		for (int i = 0; i < 2 * K; i++) {
+			err = MPI_Wait(&q[i], MPI_STATUS_IGNORE);
+			CHECK(err == MPI_SUCCESS, "freed: send %d of %ld bytes "
+			      "failed", i, n[i % K]);
+		}
+		printf("freed: ok\n");
+		return;
+	}
+	MPI_Recv(&byte, 1, MPI_BYTE, 0, 2 * K, MPI_COMM_WORLD,
+		 MPI_STATUS_IGNORE);
+	for (int i = 0; i < 2 * K; i++) {
+		MPI_Irecv(b[i], (int)n[i % K], MPI_BYTE, 0, i, errcomm, &q[i]);
+		MPI_Request_free(&q[i]);
+	}
+	MPI_Send(&byte, 1, MPI_BYTE, 0, 2 * K, MPI_COMM_WORLD);
+	MPI_Recv(&byte, 1, MPI_BYTE, 0, 2 * K, MPI_COMM_WORLD,
+		 MPI_STATUS_IGNORE);
+}
+
 int main(int argc, char **argv)
 {
+	static const struct {
+		const char *name;
+		void (*run)(void);
+	} modes[] = {
+		{ "flood", flood_test },   { "late", late_test },
+		{ "unread", unread_test }, { "oneway", oneway_test },
+		{ "stream", stream_test }, { "apart", apart_test },
+		{ "both", both_test },     { "freed", freed_test },
+	};
 	int provided, storm = argc > 1 ? atoi(argv[1]) : 2000;
-	int flood = argc > 1 && strcmp(argv[1], "flood") == 0;
-	int late = argc > 1 && strcmp(argv[1], "late") == 0;
-	int unread = argc > 1 && strcmp(argv[1], "unread") == 0;
-	int oneway = argc > 1 && strcmp(argv[1], "oneway") == 0;
-	int stream = argc > 1 && strcmp(argv[1], "stream") == 0;
-	int apart = argc > 1 && strcmp(argv[1], "apart") == 0;
-	int both = argc > 1 && strcmp(argv[1], "both") == 0;
 	int cancelled;
 
 	MPI_Init(&argc, &argv);
@@ -826,21 +887,11 @@ int main(int argc, char **argv)
 	MPI_Comm_set_errhandler(errcomm, MPI_ERRORS_RETURN);
 	left = (rank + size - 1) % size;
 	right = (rank + 1) % size;
-	if (flood || late || unread || oneway || stream || apart || both) {
-		if (flood)
-			flood_test();
-		else if (late)
-			late_test();
-		else if (oneway)
-			oneway_test();
-		else if (stream)
-			stream_test();
-		else if (apart)
-			apart_test();
-		else if (both)
-			both_test();
-		else
-			unread_test();
+	for (unsigned m = 0; argc > 1 && m < sizeof(modes) / sizeof(modes[0]);
+	     m++) {
+		if (strcmp(argv[1], modes[m].name))
+			continue;
+		modes[m].run();
 		MPI_Comm_free(&errcomm);
 		MPI_Finalize();
 		return 0;
