@@ -28,6 +28,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "bip_copy.h"
 #include "bip_errno.h"
@@ -42,6 +45,19 @@
 /* Records start on 128-byte boundaries: a header and the first payload
  * line form the pair of lines the hardware fetches together. */
 #define RECORD_ALIGN (2 * CACHELINE)
+
+/* Whether PREFETCHW exists here (an invalid opcode on x86-64 CPUs
+ * without it). */
+static bool has_prefetchw(void)
+{
+#if defined(__x86_64__)
+	unsigned a, b, c, d;
+
+	return __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & bit_PRFCHW);
+#else
+	return false;
+#endif
+}
 
 #define PAGE 4096 /* the rings start on a page of their own */
 #ifndef MADV_POPULATE_WRITE
@@ -290,6 +306,8 @@ struct bipfw_shm {
 			   * populate a mapping without SIGBUS) */
 	bool membarrier;  /* registered for global membarriers */
 	bool fence_any;   /* a peer attached needs our fence (pp->fence) */
+	bool prefetchw;   /* the CPU fetches lines for writing on request */
+	uint32_t burst;   /* records sent since we last took one */
 	const uint64_t *watch; /* shared word a sleep waits on too... */
 	uint64_t watch_value;  /* ...until it holds at least this */
 	bool linked;      /* our name is still in /dev/shm */
@@ -741,6 +759,7 @@ int bipfw_shm_open(const struct bipfw_wire_params *params,
 			  syscall(SYS_membarrier,
 				  MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED,
 				  0, 0) == 0;
+	shm->prefetchw = has_prefetchw();
 	h = &shm->self->info;
 	h->magic = SEG_MAGIC;
 	h->version = SEG_VERSION;
@@ -1295,6 +1314,36 @@ static inline void wake_sleeper(struct bipfw_shm *shm, int peer)
 		wake_ring(shm, peer, how);
 }
 
+/* Bytes past our head whose line a record in a burst fetches for writing:
+ * two records of a small message on, a line no consumer polls (it polls
+ * the stamp at our head). */
+#define WRITE_AHEAD (2 * RECORD_ALIGN)
+
+/* Rule: a record of one pair of lines (len payload bytes) sent right
+ * behind another, none taken between (a burst: a stream, a window of
+ * sends), asks now for the line WRITE_AHEAD on, if the consumer is known
+ * to have left it. The first store of a record would otherwise wait for
+ * its line to come back from the consumer's cache, which read it a lap
+ * ago (8 B messages, windows both ways: 121 -> 150 MB/s here). Not for
+ * the first record after one taken: in a ping-pong the request crosses
+ * with the message the peer waits for (8 B one way 0.22 -> 0.26 us when
+ * every record asked). Not for larger records, whose runs of stores the
+ * hardware fetches ahead for itself (128-512 B streams lost 10-15 % when
+ * they asked too). */
+static void write_ahead(struct bipfw_shm *shm, struct shm_peer *pp,
+			size_t len)
+{
+	uint64_t at = pp->head + WRITE_AHEAD;
+
+	if (!shm->burst++ || !shm->prefetchw ||
+	    len > RECORD_ALIGN - sizeof(struct bip_pkt_hdr) ||
+	    at + CACHELINE - pp->tail_seen > pp->mask + 1)
+		return;
+#if defined(__x86_64__)
+	__asm__ volatile("prefetchw %0" ::"m"(pp->out->data[at & pp->mask]));
+#endif
+}
+
 /* The record is written: its stamp makes it visible to the consumer. */
 static void shm_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
 		       size_t len)
@@ -1305,6 +1354,7 @@ static void shm_commit(void *ctx, int peer, struct bip_pkt_hdr *pkt,
 	atomic_store_explicit(stamp_at((uint8_t *)pkt), (pp->head + 1) ^ pp->key,
 			      memory_order_release);
 	pp->head += record_bytes(len);
+	write_ahead(shm, pp, len);
 	/* Either the peer sees our packet or we see it asleep and ring
 	 * (Dekker: a store then a load on each side, a full barrier between
 	 * them). The peer's side is sleep_barrier. A peer that issues a
@@ -1390,6 +1440,7 @@ static __attribute__((noinline)) int take_record(struct bipfw_shm *shm,
 	at = shm->tails[src] & (shm->ring_size - 1);
 	rec = shm->in[src]->data + at;
 	memcpy(&shm->rx_hdr, rec, sizeof(shm->rx_hdr));
+	shm->burst = 0;
 	/* A ring carries its sender's packets only: one that claims another
 	 * source is forged, and packet_valid drops it (a small message
 	 * outside the sequence has no number that a forger would have to
