@@ -1482,6 +1482,23 @@ static __attribute__((noinline)) int peek_rings(struct bipfw_shm *shm,
 	return -BIP_EAGAIN;
 }
 
+/* Rule: while the ring from src is empty and the last record taken was of
+ * at most two pairs of lines (small messages, a ping-pong), each look at
+ * the stamp also asks for the lines behind it that such a record fills:
+ * when the next one lands they cross with its header's line instead of
+ * after it (MPI ping-pong, one way: 32 B 0.26 -> 0.22 us, 64 B 0.28 ->
+ * 0.24, 128 B 0.31 -> 0.27-0.30). Not after larger records: asking for
+ * lines the producer is still writing made its stores wait (1 KiB 0.62 ->
+ * 0.67 us, 256 B 0.37 -> 0.43 when it asked for all six). */
+static inline void look_ahead(struct bipfw_shm *shm, int src)
+{
+	uint64_t t = shm->tails[src];
+
+	for (size_t off = CACHELINE; off < shm->rx_len; off += CACHELINE)
+		__builtin_prefetch(shm->in[src]->data +
+				   ((t + off) & (shm->ring_size - 1)));
+}
+
 /* This is the idle loop's hot path: no division, precomputed ring
  * pointers, and with one sender (two processes) a look at one stamp and
  * no frame: the rest is out of line (take_record, peek_rings). */
@@ -1496,8 +1513,11 @@ static int shm_peek(void *ctx, const void **hdr, const void **payload,
 		    shm->nsenders_seen)
 		return peek_rings(shm, hdr, payload, avail);
 	state = ring_state(shm, shm->srcs[0]);
-	if (!state)
+	if (!state) {
+		if (shm->rx_len <= 2 * RECORD_ALIGN)
+			look_ahead(shm, shm->srcs[0]);
 		return -BIP_EAGAIN;
+	}
 	return take_record(shm, 0, state, hdr, payload, avail);
 }
 
