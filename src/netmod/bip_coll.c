@@ -518,8 +518,15 @@ static int begin(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, size_t bytes,
 	int mpi_errno;
 
 	*s_p = s;
-	mpi_errno = s >= SLOTS ? wait_all(comm, c, s - SLOTS + 1, errflag)
-			       : MPI_SUCCESS;
+	/* Rule: a rank that must wait before it reuses a slot (every rank
+	 * arrived at s - SLOTS + 1) waits until every rank is half a ring
+	 * behind, so that the next SLOTS / 2 collectives need no wait. A bcast
+	 * root that waited for one more arrival at each call ran in lockstep
+	 * with its slowest reader, each polling the other: on 2 ranks both
+	 * waited half the time. */
+	mpi_errno = s >= SLOTS && c->all < s - SLOTS + 1
+			    ? wait_all(comm, c, s - SLOTS / 2, errflag)
+			    : MPI_SUCCESS;
 	if (mpi_errno)
 		return mpi_errno;
 	if (bytes <= SLOT_DATA) {
