@@ -1332,7 +1332,7 @@ static void fetch_for_write(struct shm_peer *pp, uint64_t from, uint64_t to)
  * back from the consumer's cache, which read it a lap ago: asked for a
  * record early, the lines cross while the host prepares the next send
  * (windows of 8 B messages both ways 121 -> 147 MB/s here, one way 1 KiB
- * 2.8 -> 6.7 GB/s, 4 KiB 11.3 -> 13.8). Not for the first record after
+ * 2.8 -> 6.7 GB/s, 4 KiB 12.2 -> 14.2). Not for the first record after
  * one taken: in a ping-pong the request crosses with the message the peer
  * waits for (8 B one way 0.22 -> 0.26 us when every record asked); that
  * one is reply_ahead's. */
