@@ -613,12 +613,14 @@ int MPIDI_BIP_mpi_finalize_hook(void)
 	 * is the receiver's to take, MPI says, once it gets to it); so must
 	 * the answers of receives whose reads were due, and the data of
 	 * transfers under way to us (a freed receive's sender waits for
-	 * them: leaving would fail its send with a dead peer). A dead peer
-	 * fails its transfers, so none of these waits for ever. */
+	 * them: leaving would fail its send with a dead peer; a receive in
+	 * the receive FIFO waits for a tag a long receive holds). A peer that
+	 * dies fails its transfers; one that no longer calls MPI holds us as
+	 * it would hold its own waits. The wait is a blocking one: BIP's idle
+	 * policy may give the core to that peer, or sleep until it sends. */
 	while (g->due_head || g->sfifo_peers || g->credits_due ||
-	       MPIDI_BIP_long_busy() || g->rfifo_head || g->splits.used ||
-	       g->detached)
-		if (MPIDI_BIP_progress(0, 0) != MPI_SUCCESS)
+	       MPIDI_BIP_long_busy() || g->splits.used || g->detached)
+		if (MPIDI_BIP_progress(0, 1) != MPI_SUCCESS)
 			break;
 	if (MPIR_CVAR_CH4_BIP_PRINT_COUNTERS)
 		print_counters(g);

@@ -545,11 +545,11 @@ static int wait_class(MPI_Request *req)
 static void nomem(int unused)
 {
 	/* Three-way (between the eager limit and the rendezvous threshold)
-	 * and eager sizes (eager even right behind another: not above 16
-	 * KiB); a temporary buffer of either takes malloc of 64 bytes more
-	 * than the next power of two (bip_buf.c). */
+	 * and eager sizes (eager even right behind another: not above 8
+	 * KiB, the stream limit); a temporary buffer of either takes malloc
+	 * of 64 bytes more than the next power of two (bip_buf.c). */
 	enum { MID = 200000, MID_BUF = 64 + 262144 };
-	enum { EAGER = 12000, EAGER_BUF = 64 + 16384 };
+	enum { EAGER = 6000, EAGER_BUF = 64 + 8192 };
 	static char buf[2 * MID];
 	MPI_Datatype mid_odd, eager_odd;
 	MPI_Request req;

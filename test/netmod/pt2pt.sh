@@ -103,7 +103,7 @@ for c in eager "segmented runs"; do
 done
 no_overflow
 
-# Above 16 KiB, up to 64 KiB, a message goes eagerly alone (each sent after
+# Above 8 KiB, up to 64 KiB, a message goes eagerly alone (each sent after
 # a receive completed: a ring of 2 ranks), and where the receiver can read
 # our memory, by three-way right behind another (a stream of 8 isends of
 # 32 KiB: the first eager, the rest three-way; credits would take them
@@ -249,13 +249,15 @@ then
 		fi
 		# Receives freed before their data came, then MPI_Finalize:
 		# the receiver takes every message it matched before it leaves
-		# (read, asked for, read with the sender's help), so the
-		# sender's waits succeed.
+		# (read, asked for, read with the sender's help; the three-way
+		# one held by the hold of a second), so the sender's waits
+		# succeed, and the data is there after MPI_Finalize.
 		for v in MPIR_CVAR_CH4_BIP_FETCH=auto \
 			MPIR_CVAR_CH4_BIP_FETCH=ask MPIR_CVAR_CH4_BIP_SPLIT_MIN=4096
 		do
 			(
 				export "$v"
+				MPIR_CVAR_CH4_BIP_HOLD_US=1000000 \
 				MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
 					mpirun 2 "$W/test_pt2pt" freed
 				expect "freed: ok" "receives freed, then MPI_Finalize ($v)"

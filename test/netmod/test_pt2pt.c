@@ -11,6 +11,8 @@
  *                        then every message sent is received
  *   test_pt2pt late      rank 1 sends one message and finalizes; rank 0
  *                        receives it 2 s later, its sender long gone
+ *   test_pt2pt unread    (2 ranks) synchronous messages, which their
+ *                        receiver may not read, asked for without a choice
  *   test_pt2pt oneway    (2 ranks) rank 0 sends large messages to rank 1
  *                        only: received posted, unexpected, truncated and
  *                        into a vector; the receiver, which sends nothing
@@ -23,6 +25,7 @@
  *                        other at once, rank 1 receiving before it sends
  *   test_pt2pt freed     (2 ranks) rank 1 frees its receives of large
  *                        messages and finalizes; rank 0's sends succeed
+ *                        and the data is there after MPI_Finalize
  *
  * The thresholds are read through MPI_T from the netmod's CVARs, so the same
  * program tests any setting. Any rank count works (with 1, MPICH's own
@@ -101,7 +104,7 @@ static void pick_sizes(void)
 		add_size(rndv + d);
 		add_size(2 * frag + d);        /* fragment boundaries */
 		add_size((eager >= 0 ? eager : 65536) + d);
-		add_size((stream >= 0 ? stream : 16384) + d);
+		add_size((stream >= 0 ? stream : 8192) + d);
 	}
 	add_size(big + 3 * frag + 5);
 	if (rank == 0)
@@ -809,60 +812,84 @@ static void both_test(void)
 }
 
 /* Receives freed before their data came, then MPI_Finalize: a three-way
- * message held, a rendezvous one and one large enough to be shared with
- * its sender, each matched unexpected and posted. The receiver takes the
- * data before it leaves, so its sender's waits succeed (they failed with
- * "died" when the receiver asked for the data and left before it came).
- * The announcements are all here before MPI_Finalize (a byte behind them
- * says so): a receive still unmatched when its process finalizes is not
- * complete, MPI says, and its sender's failure is right. */
+ * message held (pt2pt.sh sets a long hold), a rendezvous one and one
+ * large enough to be shared with its sender, each matched unexpected and
+ * posted. The receiver takes the data before it leaves, so its sender's
+ * waits succeed (they failed with "died" when the receiver asked for the
+ * data and left before it came), and the data is there once MPI_Finalize
+ * returned (freed_check). The announcements are all here before
+ * MPI_Finalize (a byte behind them says so): a receive still unmatched
+ * when its process finalizes is not complete, MPI says, and its sender's
+ * failure is right. */
+enum { FREED = 3 };
+static unsigned char *freed_buf[2 * FREED];
+static long freed_len[FREED];
+
 static void freed_test(void)
 {
-	long n[] = { cvar("MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD") - 1, 1 << 20,
-		     (4 << 20) + 5 };
-	enum { K = sizeof(n) / sizeof(n[0]) };
-	/* static: a freed receive's buffer stays the library's until
-	 * MPI_Finalize, after this returns */
-	static unsigned char *b[2 * K];
-	MPI_Request q[2 * K];
+	MPI_Request q[2 * FREED];
 	char byte = 0;
 	int err;
 
-	CHECK(size == 2, "freed: 2 ranks");
-	for (int i = 0; i < 2 * K; i++) {
-		b[i] = malloc(n[i % K]);
-		CHECK(b[i], "freed: %ld bytes", n[i % K]);
-		fill(b[i], n[i % K], i);
+	freed_len[0] = cvar("MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD") - 1;
+	freed_len[1] = 1 << 20;
+	freed_len[2] = (4 << 20) + 5;
+	CHECK(size == 2 && freed_len[0] > 0, "freed: 2 ranks, a three-way "
+	      "size");
+	for (int i = 0; i < 2 * FREED; i++) {
+		long n = freed_len[i % FREED];
+
+		freed_buf[i] = malloc(n);
+		CHECK(freed_buf[i], "freed: %ld bytes", n);
+		if (rank == 0)
+			fill(freed_buf[i], n, i);
+		else
+			memset(freed_buf[i], 0, n);
 	}
 	if (rank == 0) {
-		/* the first K unexpected, the others posted before them */
-		for (int i = 0; i < K; i++)
-			MPI_Isend(b[i], (int)n[i], MPI_BYTE, 1, i, errcomm,
-				  &q[i]);
-		MPI_Send(&byte, 1, MPI_BYTE, 1, 2 * K, MPI_COMM_WORLD);
-		MPI_Recv(&byte, 1, MPI_BYTE, 1, 2 * K, MPI_COMM_WORLD,
-			 MPI_STATUS_IGNORE);
-		for (int i = K; i < 2 * K; i++)
-			MPI_Isend(b[i], (int)n[i % K], MPI_BYTE, 1, i, errcomm,
-				  &q[i]);
-		MPI_Send(&byte, 1, MPI_BYTE, 1, 2 * K, MPI_COMM_WORLD);
-		for (int i = 0; i < 2 * K; i++) {
+		/* the first FREED unexpected, the others posted before them */
+		for (int i = 0; i < 2 * FREED; i++) {
+			if (i == FREED) {
+				MPI_Send(&byte, 1, MPI_BYTE, 1, 2 * FREED,
+					 MPI_COMM_WORLD);
+				MPI_Recv(&byte, 1, MPI_BYTE, 1, 2 * FREED,
+					 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			}
+			err = MPI_Isend(freed_buf[i], (int)freed_len[i % FREED],
+					MPI_BYTE, 1, i, errcomm, &q[i]);
+			CHECK(err == MPI_SUCCESS, "freed: send %d refused", i);
+		}
+		MPI_Send(&byte, 1, MPI_BYTE, 1, 2 * FREED, MPI_COMM_WORLD);
+		for (int i = 0; i < 2 * FREED; i++) {
 			err = MPI_Wait(&q[i], MPI_STATUS_IGNORE);
 			CHECK(err == MPI_SUCCESS, "freed: send %d of %ld bytes "
-			      "failed", i, n[i % K]);
+			      "failed", i, freed_len[i % FREED]);
 		}
 		printf("freed: ok\n");
 		return;
 	}
-	MPI_Recv(&byte, 1, MPI_BYTE, 0, 2 * K, MPI_COMM_WORLD,
+	MPI_Recv(&byte, 1, MPI_BYTE, 0, 2 * FREED, MPI_COMM_WORLD,
 		 MPI_STATUS_IGNORE);
-	for (int i = 0; i < 2 * K; i++) {
-		MPI_Irecv(b[i], (int)n[i % K], MPI_BYTE, 0, i, errcomm, &q[i]);
+	for (int i = 0; i < 2 * FREED; i++) {
+		err = MPI_Irecv(freed_buf[i], (int)freed_len[i % FREED],
+				MPI_BYTE, 0, i, errcomm, &q[i]);
+		CHECK(err == MPI_SUCCESS, "freed: receive %d refused", i);
 		MPI_Request_free(&q[i]);
 	}
-	MPI_Send(&byte, 1, MPI_BYTE, 0, 2 * K, MPI_COMM_WORLD);
-	MPI_Recv(&byte, 1, MPI_BYTE, 0, 2 * K, MPI_COMM_WORLD,
+	MPI_Send(&byte, 1, MPI_BYTE, 0, 2 * FREED, MPI_COMM_WORLD);
+	MPI_Recv(&byte, 1, MPI_BYTE, 0, 2 * FREED, MPI_COMM_WORLD,
 		 MPI_STATUS_IGNORE);
+}
+
+/* After MPI_Finalize: what the freed receives took is all there. */
+static void freed_check(void)
+{
+	for (int i = 0; i < 2 * FREED; i++) {
+		if (rank == 1)
+			expect(freed_buf[i], freed_len[i % FREED], i,
+			       "freed receive");
+		free(freed_buf[i]);
+	}
 }
 
 int main(int argc, char **argv)
@@ -870,11 +897,12 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		void (*run)(void);
+		void (*after)(void); /* after MPI_Finalize, or NULL */
 	} modes[] = {
 		{ "flood", flood_test },   { "late", late_test },
 		{ "unread", unread_test }, { "oneway", oneway_test },
 		{ "stream", stream_test }, { "apart", apart_test },
-		{ "both", both_test },     { "freed", freed_test },
+		{ "both", both_test },     { "freed", freed_test, freed_check },
 	};
 	int provided, storm = argc > 1 ? atoi(argv[1]) : 2000;
 	int cancelled;
@@ -894,6 +922,8 @@ int main(int argc, char **argv)
 		modes[m].run();
 		MPI_Comm_free(&errcomm);
 		MPI_Finalize();
+		if (modes[m].after)
+			modes[m].after();
 		return 0;
 	}
 	pick_sizes();
