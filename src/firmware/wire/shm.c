@@ -1261,6 +1261,14 @@ reserve_slow(struct bipfw_shm *shm, int peer, uint64_t at, uint64_t rec)
 	return (struct bip_pkt_hdr *)(pp->out->data + at);
 }
 
+/* Whether a record of rec bytes goes at at without a pad or new pages (and
+ * leaves the stamp behind it reserved). */
+static inline bool fits_at(const struct shm_peer *pp, uint64_t at,
+			   uint64_t rec)
+{
+	return at + rec + RECORD_ALIGN <= pp->ready && at + rec <= pp->mask + 1;
+}
+
 /* Room for a record of len payload bytes. Most records need no pad, no
  * new pages and no fresh look at the tail: those are reserve_slow's. */
 static struct bip_pkt_hdr *shm_reserve(void *ctx, int peer, size_t len)
@@ -1270,8 +1278,8 @@ static struct bip_pkt_hdr *shm_reserve(void *ctx, int peer, size_t len)
 	uint64_t size = pp->mask + 1, at = pp->head & pp->mask;
 	uint64_t rec = record_bytes(len);
 
-	if (at + rec + RECORD_ALIGN <= pp->ready && at + rec <= size &&
-	    pp->head + rec - pp->tail_seen <= size && pp->seg && !pp->cut)
+	if (fits_at(pp, at, rec) && pp->head + rec - pp->tail_seen <= size &&
+	    pp->seg && !pp->cut)
 		return (struct bip_pkt_hdr *)(pp->out->data + at);
 	return reserve_slow(shm, peer, at, rec);
 }
@@ -1373,7 +1381,7 @@ static void reply_ahead(struct bipfw_shm *shm, int src)
 
 	if (used <= 2 * RECORD_ALIGN || !shm->prefetchw)
 		return;
-	if (at + used + RECORD_ALIGN > pp->ready || at + used > size) {
+	if (!fits_at(pp, at, record_bytes(used - sizeof(struct bip_pkt_hdr)))) {
 		pos += size - at;
 		at = 0;
 	}
