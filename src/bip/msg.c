@@ -313,6 +313,40 @@ int bip_read(bip_ep_t *ep, int node, void *dst, uint64_t addr, size_t len)
 	return rma(ep, node, dst, addr, len, false);
 }
 
+/* The firmware reads the caller's vector in place. */
+_Static_assert(sizeof(struct bip_rvec) == sizeof(struct bipfw_rvec) &&
+		       offsetof(struct bip_rvec, dst) ==
+			       offsetof(struct bipfw_rvec, local) &&
+		       offsetof(struct bip_rvec, addr) ==
+			       offsetof(struct bipfw_rvec, addr) &&
+		       offsetof(struct bip_rvec, len) ==
+			       offsetof(struct bipfw_rvec, len) &&
+		       offsetof(struct bip_rvec, rc) ==
+			       offsetof(struct bipfw_rvec, rc) &&
+		       BIP_READV_MAX == BIPFW_READV_MAX,
+	       "struct bip_rvec is struct bipfw_rvec");
+
+int bip_readv(bip_ep_t *ep, int node, struct bip_rvec *v, unsigned n)
+{
+	int rc = 0;
+
+	if (!v && n)
+		return -BIP_EINVAL;
+	if (!ep || n > BIP_READV_MAX)
+		rc = -BIP_EINVAL;
+	else if (node < 0 || node >= bip_nnodes(ep))
+		rc = -BIP_ENODE;
+	for (unsigned i = 0; i < n && !rc; i++)
+		if (!v[i].dst && v[i].len)
+			rc = -BIP_EINVAL;
+	if (rc) {
+		for (unsigned i = 0; i < n; i++)
+			v[i].rc = rc;
+		return rc;
+	}
+	return n ? bipfw_readv(ep->fw, node, (struct bipfw_rvec *)v, n) : 0;
+}
+
 int bip_write(bip_ep_t *ep, int node, uint64_t addr, const void *src,
 	      size_t len)
 {

@@ -529,8 +529,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 	fprintf(stderr,
 		"bip netmod rank %d: short %llu, eager %llu, three-way %llu, "
 		"rendezvous %llu "
-		"(synchronous %llu, fragments %llu, read by us %llu, "
-		"with the sender's help %llu, parts written for a receiver "
+		"(synchronous %llu, fragments %llu, read by us %llu "
+		"(together %llu), with the sender's help %llu, parts written for a receiver "
 		"%llu), "
 		"credits-only %llu (N=%s), "
 		"unexpected %llu (max queued %u; held %llu, "
@@ -554,6 +554,7 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)c->ssend,
 		(unsigned long long)c->fragments,
 		(unsigned long long)c->read,
+		(unsigned long long)c->read_together,
 		(unsigned long long)c->split,
 		(unsigned long long)c->pushed,
 		(unsigned long long)c->credits_only, n_range,

@@ -325,6 +325,10 @@ int MPIDI_BIP_progress(int vci, int blocking)
 		mpi_errno = MPIDI_BIP_recv_held_due(&progress);
 		MPIR_ERR_CHECK(mpi_errno);
 	}
+	if (g->reads.n) {
+		mpi_errno = MPIDI_BIP_recv_reads_done();
+		MPIR_ERR_CHECK(mpi_errno);
+	}
 	mpi_errno = check_peers(g);
 	MPIR_ERR_CHECK(mpi_errno);
 	/* MPICH polls in a loop: after a while with nothing to do, BIP's idle

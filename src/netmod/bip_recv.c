@@ -580,13 +580,103 @@ static void splits_fail(int node, int err)
 	}
 }
 
+/* --- a window's reads at once ------------------------------------------- */
+
+/* Rule: the reads of three-way messages that one progress call starts
+ * from one sender (a window of sends, whose announcements the drain takes
+ * in a row) are done together, by one bip_readv, when the call ends, or
+ * sooner when a read from another sender comes or the batch is full: the
+ * kernel's cost per call is paid once (windows of 64 messages of 16 KiB:
+ * one way 15.2 -> 25.1 GB/s, both ways 20.9 -> 39.3; of 32 KiB 17.4 ->
+ * 22.7 and 28.1 -> 38.5). Each ACK and completion follows its read, as when
+ * read alone. Up to READS_LEN_MAX bytes a message: a larger one is read
+ * at once (the call's cost is small beside its copy, and its ACK would
+ * wait for the others'). */
+#define READS_LEN_MAX 65536
+#define READS_BYTES_MAX (256u << 10)
+
+int MPIDI_BIP_recv_reads_done(void)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	MPIDI_BIP_reads_t *b = &g->reads;
+	unsigned n = b->n;
+	uint64_t t0 = MPIDI_BIP_now_ns(), dt;
+	int mpi_errno = MPI_SUCCESS;
+
+	if (!n)
+		return MPI_SUCCESS;
+	(void)bip_readv(g->ep, b->node, b->v, n);
+	dt = MPIDI_BIP_now_ns() - t0;
+	/* What follows completes receives and sends control messages, and
+	 * starts no read. */
+	b->n = 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct bip_rvec *v = &b->v[i];
+		int rc = v->rc, err = MPI_SUCCESS;
+
+		if (rc == -BIP_EAGAIN) {
+			rc = ask_for(FETCH_ASK, b->node, b->m[i].sreq, v->len,
+				     b->m[i].flags, v->dst, b->m[i].asked,
+				     b->m[i].arg);
+		} else {
+			if (rc) {
+				err = MPIDI_BIP_error(rc, "reading the "
+							  "sender's data");
+			} else {
+				g->cnt.read++;
+				g->cnt.read_together += n > 1;
+				MPIDI_BIP_path_sample(
+					MPIDI_BIP_paths_for(b->node),
+					MPIDI_BIP_PATH_READ, v->len,
+					dt * v->len / b->bytes);
+			}
+			rc = read_acked(b->node, b->m[i].sreq, v->len,
+					b->m[i].flags, err);
+			if (!rc)
+				rc = b->m[i].landed(b->m[i].arg, err);
+		}
+		if (rc && !mpi_errno)
+			mpi_errno = rc;
+	}
+	b->bytes = 0;
+	return mpi_errno;
+}
+
+/* The read goes into this progress call's batch. */
+static int reads_add(int node, uint64_t sreq, uint64_t addr, void *dst,
+		     uint64_t len, uint32_t flags,
+		     int (*landed)(void *arg, int err),
+		     int (*asked)(MPIDI_BIP_lrecv_t *, int), void *arg)
+{
+	MPIDI_BIP_reads_t *b = &MPIDI_BIP_global.reads;
+	int mpi_errno = MPI_SUCCESS;
+
+	if (b->n && (b->node != node || b->n == BIP_READV_MAX ||
+		     b->bytes + len > READS_BYTES_MAX))
+		mpi_errno = MPIDI_BIP_recv_reads_done();
+	b->node = node;
+	b->v[b->n] = (struct bip_rvec){ .dst = dst, .addr = addr, .len = len };
+	b->m[b->n].sreq = sreq;
+	b->m[b->n].flags = flags;
+	b->m[b->n].landed = landed;
+	b->m[b->n].asked = asked;
+	b->m[b->n].arg = arg;
+	b->n++;
+	b->bytes += len;
+	return mpi_errno;
+}
+
 /* Read the first len bytes of the sender's data at addr into dst and tell
  * it so with one ACK (flags: LAST for a truncating receive), FAILED if the
  * read failed; then landed(arg, err) (a split calls it when the sender is
- * done). *how says what was done: on an ASK the caller asks. */
+ * done). *how says what was done: on an ASK the caller asks. With asked
+ * (a three-way message's: the done of its ask), a read of up to
+ * READS_LEN_MAX goes into the progress call's batch, and a read BIP cannot
+ * do becomes that ask when the batch is read. */
 static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
 		     uint64_t len, uint32_t flags, enum fetch *how,
-		     int (*landed)(void *arg, int err), void *arg)
+		     int (*landed)(void *arg, int err),
+		     int (*asked)(MPIDI_BIP_lrecv_t *, int), void *arg)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	uint64_t t0;
@@ -604,6 +694,9 @@ static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
 		if (rc || *how == FETCH_SPLIT)
 			return rc;
 	}
+	if (asked && len <= READS_LEN_MAX)
+		return reads_add(node, sreq, addr, dst, len, flags, landed,
+				 asked, arg);
 	t0 = MPIDI_BIP_now_ns();
 	rc = bip_read(g->ep, node, dst, addr, len);
 	if (rc == -BIP_EAGAIN) {
@@ -850,7 +943,8 @@ static int rndv_start(MPIR_Request *rreq, int node, uint64_t sreq,
 		return recv_no_memory(node, sreq, r->cap, rndv_fragment_done,
 				      rreq);
 	mpi_errno = read_data(node, sreq, addr, r->data, r->cap,
-			      ack_flags(r, r->cap), &how, rreq_read_done, rreq);
+			      ack_flags(r, r->cap), &how, rreq_read_done, NULL,
+			      rreq);
 	if (mpi_errno || !to_ask(how))
 		return mpi_errno;
 	return rndv_fragment(rreq, ask_packets(how),
@@ -876,7 +970,7 @@ static int rts3_matched(MPIR_Request *rreq, int node, uint64_t sreq,
 		return recv_no_memory(node, sreq, r->cap, rreq_3way_done, rreq);
 	flags = ack_flags(r, r->cap);
 	mpi_errno = read_data(node, sreq, addr, dst, r->cap, flags, &how,
-			      rreq_read_done, rreq);
+			      rreq_read_done, rreq_3way_done, rreq);
 	if (mpi_errno || !to_ask(how))
 		return mpi_errno;
 	return ask_for(how, node, sreq, r->cap, flags, dst, rreq_3way_done,
@@ -1025,7 +1119,7 @@ static int rts3_fetch(MPIDI_BIP_unexp_t *u)
 		return recv_no_memory(u->node, u->sreq, u->data_sz,
 				      unexp_3way_done, u);
 	mpi_errno = read_data(u->node, u->sreq, u->addr, u->data, u->data_sz,
-			      0, &how, unexp_read_done, u);
+			      0, &how, unexp_read_done, unexp_3way_done, u);
 	if (mpi_errno || !to_ask(how))
 		return mpi_errno;
 	return ask_for(how, u->node, u->sreq, u->data_sz, 0, u->data,

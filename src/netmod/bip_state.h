@@ -78,6 +78,24 @@ typedef struct MPIDI_BIP_lrecv {
 	void *arg;
 } MPIDI_BIP_lrecv_t;
 
+/* Reads of three-way messages from one sender that one progress call
+ * started, done by one bip_readv when it ends (bip_recv.c). Per read:
+ * landed(arg, err) once it is over; asked, the done of the ask that
+ * replaces a read BIP could not do. */
+typedef struct {
+	int node;
+	unsigned n;
+	uint64_t bytes;
+	struct bip_rvec v[BIP_READV_MAX];
+	struct {
+		uint64_t sreq;
+		uint32_t flags;
+		int (*landed)(void *arg, int err);
+		int (*asked)(MPIDI_BIP_lrecv_t *lr, int err);
+		void *arg;
+	} m[BIP_READV_MAX];
+} MPIDI_BIP_reads_t;
+
 /* A BIP long send on the tag the receiver named. */
 typedef struct MPIDI_BIP_lsend {
 	struct MPIDI_BIP_lsend *next;
@@ -164,6 +182,7 @@ typedef struct {
 	uint64_t fragments;      /* rendezvous fragments */
 	uint64_t read;           /* messages we read from their sender */
 	uint64_t split;          /* ...of which the sender wrote a part */
+	uint64_t read_together;  /* ...read with others by one bip_readv */
 	uint64_t pushed;         /* parts we wrote for a receiver */
 	uint64_t credits_only;   /* credits-only messages sent */
 	uint64_t lent;           /* short sends queued with their data lent */
@@ -224,6 +243,7 @@ typedef struct {
 	/* matched by a receive call, their data to read at the next progress
 	 * call (MPIDI_BIP_recv_fetch_due), oldest first */
 	MPIDI_BIP_unexp_t *due_head, *due_tail;
+	MPIDI_BIP_reads_t reads;        /* read at this progress call's end */
 	/* long messages */
 	int ntags;
 	MPIDI_BIP_lrecv_t **tag_owner;  /* receive per BIP tag; NULL: free */
@@ -413,6 +433,9 @@ int MPIDI_BIP_recv_rts(int node, const MPIDI_BIP_ctl_rts_t *rts);
 int MPIDI_BIP_recv_held_due(int *progress);
 /* Messages a receive call matched whose data it may read are fetched. */
 int MPIDI_BIP_recv_fetch_due(int *progress);
+/* The reads this progress call started (MPIDI_BIP_global.reads) are
+ * done, their ACKs sent and their receives completed. */
+int MPIDI_BIP_recv_reads_done(void);
 int MPIDI_BIP_recv_withdraw(int node, uint64_t sreq);
 int MPIDI_BIP_recv_eager(int node, const MPIDI_BIP_ctl_rts_t *rts,
 			 const void *data);

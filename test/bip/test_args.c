@@ -214,6 +214,43 @@ static void expect_wire(bip_ep_t *ep, int node, const char *want,
 	}
 }
 
+/* Pieces read together (bip_readv): each gets its own code, a bad address
+ * fails its piece alone and the kernel's one call reads on past it; bad
+ * arguments fail every piece. addr: the peer's 5000 bytes (test_read). */
+static void test_readv(bip_ep_t *ep, int peer, uint64_t addr)
+{
+	static char a[3000], c[3000], d[64];
+	struct bip_rvec v[BIP_READV_MAX + 1] = {
+		{ a, addr, sizeof(a), 1 },
+		{ d, 0x4141414141414141ull, sizeof(d), 1 },
+		{ c, addr + 1000, sizeof(c), 1 },
+		{ NULL, addr, 0, 1 },
+	};
+	int bad = 0;
+
+	EXPECT(bip_readv(ep, peer, v, 4), -BIP_ESYS);
+	EXPECT(v[0].rc, 0);
+	EXPECT(v[1].rc, -BIP_ESYS);
+	EXPECT(v[2].rc, 0);
+	EXPECT(v[3].rc, 0);
+	for (int i = 0; i < (int)sizeof(a); i++)
+		bad += a[i] != (char)(i * 7 + peer) ||
+		       c[i] != (char)((i + 1000) * 7 + peer);
+	EXPECT(bad, 0);
+	EXPECT(bip_readv(ep, peer, v, 0), 0);
+	EXPECT(bip_readv(ep, peer, NULL, 1), -BIP_EINVAL);
+	EXPECT(bip_readv(ep, 7, v, 1), -BIP_ENODE);
+	EXPECT(v[0].rc, -BIP_ENODE);
+	for (int i = 0; i <= BIP_READV_MAX; i++)
+		v[i] = (struct bip_rvec){ a, addr, 8, 1 };
+	EXPECT(bip_readv(ep, peer, v, BIP_READV_MAX + 1), -BIP_EINVAL);
+	EXPECT(v[BIP_READV_MAX].rc, -BIP_EINVAL);
+	EXPECT(bip_readv(ep, peer, v, BIP_READV_MAX), 0);
+	v[1].dst = NULL;
+	EXPECT(bip_readv(ep, peer, v, 2), -BIP_EINVAL);
+	EXPECT(v[0].rc, -BIP_EINVAL);
+}
+
 /* Reading a node's memory: what it named is read whole; an address outside
  * its memory fails, and reading from it stops; our own node is read in
  * place; bad arguments are refused. */
@@ -232,6 +269,18 @@ static void test_read(bip_ep_t *ep)
 		mine[i] = (char)(i * 7 + me);
 	EXPECT(bip_read(ep, me, got, (uintptr_t)mine, sizeof(mine)), 0);
 	EXPECT(memcmp(got, mine, sizeof(mine)), 0);
+	{
+		/* Our own wire reads piece by piece. */
+		struct bip_rvec self[2] = {
+			{ got, (uintptr_t)mine + 10, 100, 1 },
+			{ got + 100, (uintptr_t)mine, 50, 1 },
+		};
+
+		EXPECT(bip_readv(ep, me, self, 2), 0);
+		EXPECT(self[0].rc | self[1].rc, 0);
+		EXPECT(memcmp(got, mine + 10, 100) | memcmp(got + 100, mine, 50),
+		       0);
+	}
 	addr = (uintptr_t)mine;
 	EXPECT(bip_send(ep, peer, &addr, sizeof(addr)), 0);
 	EXPECT(bip_recv(ep, &addr, sizeof(addr), &st), (int)sizeof(addr));
@@ -254,6 +303,7 @@ static void test_read(bip_ep_t *ep)
 		memset(got, 0, sizeof(got));
 		EXPECT(bip_read(ep, peer, got, addr, sizeof(got)), 0);
 		EXPECT(got[sizeof(got) - 1], (char)((sizeof(got) - 1) * 7 + peer));
+		test_readv(ep, peer, addr);
 	}
 	/* The peer's memory stays until both are done. */
 	EXPECT(bip_send(ep, peer, "r", 1), 0);

@@ -280,6 +280,17 @@ then
 	else
 		echo "SKIP (in part): one core, so no read is shared with the sender"
 	fi
+	# Windows of three-way messages are read several at a time (one
+	# bip_readv): posted and unexpected, one way and both ways, a 100 KiB
+	# one among them read alone, one truncated; with no hold, the
+	# unexpected ones are read at once into temporary buffers.
+	for h in -1 0; do
+		MPIR_CVAR_CH4_BIP_FETCH=read MPIR_CVAR_CH4_BIP_HOLD_US=$h \
+		MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+			mpirun 2 "$W/test_pt2pt" window
+		expect "window: ok" "windows of three-way messages (hold $h)"
+		positive "together"
+	done
 	# Messages the receiver may not read (synchronous, of one fragment or more)
 	# leave the chooser's ask costs alone (crowded ranks read synchronous
 	# ones, and time those reads).

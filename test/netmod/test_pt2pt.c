@@ -815,6 +815,72 @@ static void both_test(void)
 		printf("both: ok\n");
 }
 
+/* Windows of three-way messages, which the receiver reads several at a
+ * time (bip_readv): sizes around the batch's limits (64 KiB a message, 256
+ * KiB a batch: a 100 KiB one is read alone, between others), a receive
+ * that truncates in the middle, the messages both posted and unexpected
+ * (the sender's window is there before the receives: they are fetched
+ * after the hold, into temporary buffers), one way and both ways at once.
+ * Every byte is checked. */
+static void window_test(void)
+{
+	static const long sizes[] = { 12000, 16384, 16385, 40000,
+				      65536, 102400, 20000, 30000 };
+	enum { W = 24, ROUNDS = 6, CUT = 5, MAXN = 102400 };
+	unsigned char *s = malloc((size_t)W * MAXN);
+	unsigned char *r = malloc((size_t)W * MAXN);
+	MPI_Request q[2 * W];
+	MPI_Status st[2 * W];
+	char byte = 0;
+
+	CHECK(s && r && size == 2, "window: 2 ranks and %d bytes",
+	      2 * W * MAXN);
+	for (int k = 0; k < ROUNDS; k++) {
+		int late = k % 2, both = k >= ROUNDS / 2;
+		int sends = rank == 0 || both, recvs = rank == 1 || both;
+		int n = 0, err, cnt, cls;
+		MPI_Status *rs = &st[sends ? W : 0];
+
+		for (int i = 0; i < W; i++)
+			fill(s + (size_t)i * MAXN, sizes[i % 8],
+			     k * W + i + rank);
+		memset(r, 0, (size_t)W * MAXN);
+		for (int i = 0; sends && i < W; i++)
+			MPI_Isend(s + (size_t)i * MAXN, (int)sizes[i % 8],
+				  MPI_BYTE, 1 - rank, i, errcomm, &q[n++]);
+		if (late) /* the announcements come first */
+			MPI_Sendrecv(&byte, 1, MPI_BYTE, 1 - rank, W, &byte,
+				     1, MPI_BYTE, 1 - rank, W, MPI_COMM_WORLD,
+				     MPI_STATUS_IGNORE);
+		for (int i = 0; recvs && i < W; i++)
+			MPI_Irecv(r + (size_t)i * MAXN,
+				  (int)(i == CUT ? 1000 : sizes[i % 8]),
+				  MPI_BYTE, 1 - rank, i, errcomm, &q[n++]);
+		/* One by one: MPI_Waitall would stop at the truncation. */
+		for (int j = 0; j < n; j++) {
+			err = MPI_Wait(&q[j], &st[j]);
+			st[j].MPI_ERROR = err;
+		}
+		for (int i = 0; recvs && i < W; i++) {
+			MPI_Error_class(rs[i].MPI_ERROR, &cls);
+			CHECK(cls == (i == CUT ? MPI_ERR_TRUNCATE : MPI_SUCCESS),
+			      "window: receive %d: error class %d", i, cls);
+			MPI_Get_count(&rs[i], MPI_BYTE, &cnt);
+			CHECK(cnt == (i == CUT ? 1000 : sizes[i % 8]),
+			      "window: receive %d: count %d", i, cnt);
+			expect(r + (size_t)i * MAXN, cnt, k * W + i + 1 - rank,
+			       "window");
+		}
+		for (int j = 0; recvs && sends && j < W; j++)
+			CHECK(st[j].MPI_ERROR == MPI_SUCCESS,
+			      "window: send %d: error %d", j, st[j].MPI_ERROR);
+	}
+	free(s);
+	free(r);
+	if (rank == 0)
+		printf("window: ok\n");
+}
+
 /* Receives freed before their data came, then MPI_Finalize: a three-way
  * message held (pt2pt.sh sets a long hold), a rendezvous one and one
  * large enough to be shared with its sender, each matched unexpected and
@@ -907,6 +973,7 @@ int main(int argc, char **argv)
 		{ "unread", unread_test }, { "oneway", oneway_test },
 		{ "stream", stream_test }, { "apart", apart_test },
 		{ "both", both_test },     { "freed", freed_test, freed_check },
+		{ "window", window_test },
 	};
 	int provided, storm = argc > 1 ? atoi(argv[1]) : 2000;
 	int cancelled;

@@ -1659,6 +1659,21 @@ static int cma_direct(struct bipfw_shm *shm, int peer, void *local_buf,
  * it and local_buf while the piece is still in the cache. */
 #define BOUNCE_PIECE (64u << 10)
 
+/* Whether the kernel's copy, from the peer's memory to ours or back,
+ * goes through the bounce buffer (allocated here on first use). */
+static bool cma_bounces(struct bipfw_shm *shm, const void *local,
+			uint64_t addr, size_t len, bool write)
+{
+	if (len < BIP_COPY_LOOP_MIN ||
+	    !(write ? bip_copy_slow(BIP_COPY_ALIAS_KERNEL, (uintptr_t)addr,
+				    (uintptr_t)local)
+		    : bip_copy_slow(BIP_COPY_ALIAS_KERNEL, (uintptr_t)local,
+				    (uintptr_t)addr)))
+		return false;
+	return shm->bounce ||
+	       (shm->bounce = aligned_alloc(PAGE, BOUNCE_PIECE + PAGE));
+}
+
 static int cma_copy(struct bipfw_shm *shm, int peer, void *local_buf,
 		    uint64_t addr, size_t len, bool write)
 {
@@ -1666,14 +1681,7 @@ static int cma_copy(struct bipfw_shm *shm, int peer, void *local_buf,
 	size_t n;
 	int rc = 0;
 
-	/* The kernel's copy runs from the peer's memory to ours, or back. */
-	if (len < BIP_COPY_LOOP_MIN ||
-	    !(write ? bip_copy_slow(BIP_COPY_ALIAS_KERNEL, (uintptr_t)addr,
-				    (uintptr_t)local)
-		    : bip_copy_slow(BIP_COPY_ALIAS_KERNEL, (uintptr_t)local,
-				    (uintptr_t)addr)) ||
-	    (!shm->bounce &&
-	     !(shm->bounce = aligned_alloc(PAGE, BOUNCE_PIECE + PAGE))))
+	if (!cma_bounces(shm, local, addr, len, write))
 		return cma_direct(shm, peer, local, addr, len, write);
 	for (size_t done = 0; done < len && !rc; done += n) {
 		uint8_t *b = shm->bounce + ((addr + done) & (PAGE - 1));
@@ -1749,6 +1757,55 @@ static int shm_rma(void *ctx, int peer, void *local, uint64_t addr,
 	if (!shm_rma_reach(ctx, peer))
 		return -BIP_EAGAIN;
 	return cma_copy(ctx, peer, local, addr, len, write);
+}
+
+/* Rule: the pieces that need no bounce go to the kernel in one call (a
+ * call costs ~0.2 us here, a 16 KiB copy 0.4: a window of 16 KiB messages
+ * read one call each moved 28 GB/s, 8 a call 42). The kernel stops at the
+ * first piece it cannot read whole; that one and those behind it go by
+ * cma_copy each, which says what failed. */
+static int shm_readv(void *ctx, int peer, struct bipfw_rvec *v, unsigned n)
+{
+	/* n <= BIPFW_READV_MAX: bipfw_readv checked. */
+	struct bipfw_shm *shm = ctx;
+	struct iovec local[BIPFW_READV_MAX], remote[BIPFW_READV_MAX];
+	unsigned k = 0, at[BIPFW_READV_MAX];
+	size_t got = 0;
+	ssize_t moved;
+	int rc = 0;
+	bool reach = shm_rma_reach(ctx, peer);
+
+	for (unsigned i = 0; i < n; i++) {
+		v[i].rc = reach ? 0 : -BIP_EAGAIN;
+		if (!reach || !v[i].len)
+			continue;
+		if (cma_bounces(shm, v[i].local, v[i].addr, v[i].len, false)) {
+			v[i].rc = cma_copy(shm, peer, v[i].local, v[i].addr,
+					   v[i].len, false);
+			continue;
+		}
+		local[k] = (struct iovec){ v[i].local, v[i].len };
+		remote[k] = (struct iovec){ (void *)(uintptr_t)v[i].addr,
+					    v[i].len };
+		at[k++] = i;
+	}
+	moved = k ? process_vm_readv(shm->peers[peer].pid, local, k, remote,
+				     k, 0)
+		  : 0;
+	if (moved > 0)
+		got = (size_t)moved;
+	for (unsigned j = 0; j < k; j++) {
+		struct bipfw_rvec *p = &v[at[j]];
+		size_t part = got < p->len ? got : p->len;
+
+		got -= part;
+		if (part < p->len)
+			p->rc = cma_copy(shm, peer, (uint8_t *)p->local + part,
+					 p->addr + part, p->len - part, false);
+	}
+	for (unsigned i = 0; i < n && !rc; i++)
+		rc = v[i].rc;
+	return rc;
 }
 
 /* Memory shared with the host's other processes (shm_mem.c), at most
@@ -2136,6 +2193,7 @@ const struct bipfw_wire_class bipfw_shm_class = {
 	.unexpose = shm_unexpose,
 	.pull_min = shm_pull_min,
 	.rma = shm_rma,
+	.readv = shm_readv,
 	.read_all = shm_read_all,
 	.rma_reach = shm_rma_reach,
 	.mem_alloc = shm_mem_alloc,
