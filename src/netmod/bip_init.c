@@ -63,7 +63,7 @@ cvars:
         completed a receive since its last such message to that rank (a
         ping-pong, an exchange, a ring); one sent right behind another (a
         stream) takes the three-way protocol, whose receiver copies the
-        data once where the pieces are copied twice. -1: 8192, or the
+        data once where the pieces are copied twice. -1: 4096, or the
         eager limit with more ranks on the host than cores (a three-way
         message waits for its receiver to be scheduled, twice).
 
@@ -352,7 +352,7 @@ int MPIDI_BIP_init_local(int *tag_bits)
 		MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT >= 0
 			? (size_t)MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT
 		: g->crowded ? g->eager_limit
-			     : 8192;
+			     : 4096;
 	/* The netmod matches MPI tags itself: a full int travels. */
 	*tag_bits = MPIR_TAG_BITS_DEFAULT;
 fn_exit:

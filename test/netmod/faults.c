@@ -545,9 +545,10 @@ static int wait_class(MPI_Request *req)
 static void nomem(int unused)
 {
 	/* Three-way (between the eager limit and the rendezvous threshold)
-	 * and eager sizes (eager even right behind another: not above 8
-	 * KiB, the stream limit); a temporary buffer of either takes malloc
-	 * of 64 bytes more than the next power of two (bip_buf.c). */
+	 * and eager sizes (eager behind the others since the sender received
+	 * in between: a message right behind another above the stream limit
+	 * goes three-way); a temporary buffer of either takes malloc of 64
+	 * bytes more than the next power of two (bip_buf.c). */
 	enum { MID = 200000, MID_BUF = 64 + 262144 };
 	enum { EAGER = 6000, EAGER_BUF = 64 + 8192 };
 	static char buf[2 * MID];
@@ -566,6 +567,9 @@ static void nomem(int unused)
 		rc[0] = MPI_Send(buf, MID, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
 		rc[1] = MPI_Send(buf, MID, MPI_CHAR, 1, 2, MPI_COMM_WORLD);
 		rc[2] = MPI_Ssend(buf, MID, MPI_CHAR, 1, 3, MPI_COMM_WORLD);
+		CHECK(MPI_Recv(&x, 1, MPI_INT, 1, 6, MPI_COMM_WORLD,
+			       MPI_STATUS_IGNORE) == MPI_SUCCESS,
+		      "the short message between");
 		rc[3] = MPI_Send(buf, EAGER, MPI_CHAR, 1, 4, MPI_COMM_WORLD);
 		x = 42;
 		CHECK(MPI_Send(&x, 1, MPI_INT, 1, 5, MPI_COMM_WORLD) ==
@@ -595,6 +599,8 @@ static void nomem(int unused)
 		rc[1] = wait_class(&early);
 		MPI_Irecv(buf, 1, mid_odd, 0, 3, MPI_COMM_WORLD, &req);
 		rc[2] = wait_class(&req);
+		CHECK(MPI_Send(&x, 1, MPI_INT, 0, 6, MPI_COMM_WORLD) ==
+			      MPI_SUCCESS, "the short message between");
 		MPI_Irecv(buf, 1, eager_odd, 0, 4, MPI_COMM_WORLD, &req);
 		rc[3] = wait_class(&req);
 		no_malloc(0);

@@ -104,7 +104,7 @@ static void pick_sizes(void)
 		add_size(rndv + d);
 		add_size(2 * frag + d);        /* fragment boundaries */
 		add_size((eager >= 0 ? eager : 65536) + d);
-		add_size((stream >= 0 ? stream : 8192) + d);
+		add_size((stream >= 0 ? stream : 4096) + d);
 	}
 	add_size(big + 3 * frag + 5);
 	if (rank == 0)
