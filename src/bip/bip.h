@@ -246,19 +246,13 @@ int bip_read(bip_ep_t *ep, int node, void *dst, uint64_t addr, size_t len);
 int bip_write(bip_ep_t *ep, int node, uint64_t addr, const void *src,
 	      size_t len);
 
-/* Several reads from node's memory at once: piece i, len bytes at addr
- * into dst, gets in rc what bip_read would return for it alone. One system
- * call for all of them where the wire can (the kernel's per-call cost is
- * paid once: a window of messages read together). At most BIP_READV_MAX
- * pieces. Returns the first piece's rc that is not 0, else 0; -BIP_EINVAL
- * (every rc too) for a bad argument. */
-#define BIP_READV_MAX 16
-struct bip_rvec {
-	void *dst;
-	uint64_t addr;
-	size_t len;
-	int rc;
-};
+/* Several reads from node's memory at once (struct bip_rvec, bip_copy.h):
+ * piece i, len bytes at addr into dst, gets in rc what bip_read would
+ * return for it alone. One system call for all of them where the wire can
+ * (the kernel's per-call cost is paid once: a window of messages read
+ * together). At most BIP_READV_MAX pieces. Returns the first piece's rc
+ * that is not 0, else 0; for a bad argument -BIP_EINVAL (-BIP_ENODE: a bad
+ * node), in every rc too (none with v NULL). */
 int bip_readv(bip_ep_t *ep, int node, struct bip_rvec *v, unsigned n);
 
 /* --- memory shared within a host ----------------------------------------- */

@@ -313,19 +313,6 @@ int bip_read(bip_ep_t *ep, int node, void *dst, uint64_t addr, size_t len)
 	return rma(ep, node, dst, addr, len, false);
 }
 
-/* The firmware reads the caller's vector in place. */
-_Static_assert(sizeof(struct bip_rvec) == sizeof(struct bipfw_rvec) &&
-		       offsetof(struct bip_rvec, dst) ==
-			       offsetof(struct bipfw_rvec, local) &&
-		       offsetof(struct bip_rvec, addr) ==
-			       offsetof(struct bipfw_rvec, addr) &&
-		       offsetof(struct bip_rvec, len) ==
-			       offsetof(struct bipfw_rvec, len) &&
-		       offsetof(struct bip_rvec, rc) ==
-			       offsetof(struct bipfw_rvec, rc) &&
-		       BIP_READV_MAX == BIPFW_READV_MAX,
-	       "struct bip_rvec is struct bipfw_rvec");
-
 int bip_readv(bip_ep_t *ep, int node, struct bip_rvec *v, unsigned n)
 {
 	int rc = 0;
@@ -344,7 +331,7 @@ int bip_readv(bip_ep_t *ep, int node, struct bip_rvec *v, unsigned n)
 			v[i].rc = rc;
 		return rc;
 	}
-	return n ? bipfw_readv(ep->fw, node, (struct bipfw_rvec *)v, n) : 0;
+	return n ? bipfw_readv(ep->fw, node, v, n) : 0;
 }
 
 int bip_write(bip_ep_t *ep, int node, uint64_t addr, const void *src,

@@ -9,7 +9,8 @@
  * Xeon: memcpy 39 GB/s at such a distance, 54 at 0, the loop 24), so
  * whether this machine has the slow case is measured (bip_copy_calibrate),
  * not assumed. Used by every layer for the copies whose alignments the
- * user chooses. Installed beside bip.h.
+ * user chooses; and the piece of a vector read (struct bip_rvec).
+ * Installed beside bip.h.
  */
 #ifndef BIP_COMMON_COPY_H
 #define BIP_COMMON_COPY_H
@@ -21,6 +22,18 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* A piece of a single copy from another process's memory, read with
+ * others by one system call (bip_readv, the firmware's bipfw_readv): len
+ * bytes at addr there into dst here; rc, set by the read, the piece's own
+ * result. */
+#define BIP_READV_MAX 16
+struct bip_rvec {
+	void *dst;
+	uint64_t addr;
+	size_t len;
+	int rc;
+};
 
 /* The loop (copy.c): any len, any alignments. */
 void bip_copy_loop(void *dst, const void *src, size_t len);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "bip_copy.h" /* struct bip_rvec */
 #include "bip_wire.h"
 #include "knob.h"
 
@@ -53,17 +54,6 @@ struct bipfw_counters {
 #define BIPFW_CPUS_MAX 1024
 struct bipfw_cpus {
 	uint64_t bits[BIPFW_CPUS_MAX / 64];
-};
-
-/* A piece of a vector read (bipfw_readv): len bytes at addr in the peer's
- * memory into local; rc, set by the read, what bipfw_rma returns for it.
- * The same layout as bip.h's struct bip_rvec. */
-#define BIPFW_READV_MAX 16
-struct bipfw_rvec {
-	void *local;
-	uint64_t addr;
-	size_t len;
-	int rc;
 };
 
 /* What every wire class is opened with. */
@@ -182,10 +172,10 @@ struct bipfw_wire_class {
 	 * wire has). NULL if absent. */
 	int (*rma)(void *ctx, int peer, void *local, uint64_t addr, size_t len,
 		   bool write);
-	/* Optional: rma's reads of n pieces (at most BIPFW_READV_MAX), in one
+	/* Optional: rma's reads of n pieces (at most BIP_READV_MAX), in one
 	 * call of the kernel where it can; each piece's rc is rma's for it
 	 * alone. Returns the first piece's rc that is not 0, else 0. */
-	int (*readv)(void *ctx, int peer, struct bipfw_rvec *v, unsigned n);
+	int (*readv)(void *ctx, int peer, struct bip_rvec *v, unsigned n);
 	bool (*rma_reach)(void *ctx, int peer);
 	/* Lossless wires, optional: whether the peer has read everything we
 	 * wrote into its link (what bip_close waits for). */
@@ -332,11 +322,11 @@ size_t bipfw_read_min(const struct bipfw *fw, int peer);
 bool bipfw_rma_reach(const struct bipfw *fw, int peer);
 int bipfw_rma(struct bipfw *fw, int peer, void *local, uint64_t addr,
 	      size_t len, bool write);
-/* Reads of n pieces of peer's memory (at most BIPFW_READV_MAX): each
+/* Reads of n pieces of peer's memory (at most BIP_READV_MAX): each
  * piece's rc is what bipfw_rma returns for it alone; returns the first rc
  * that is not 0, else 0. One system call for them all where the wire can
  * (a window of messages read at once). */
-int bipfw_readv(struct bipfw *fw, int peer, struct bipfw_rvec *v,
+int bipfw_readv(struct bipfw *fw, int peer, struct bip_rvec *v,
 		unsigned n);
 /* Memory shared within the host, allocated and unmapped by the first open
  * wire that can share memory, mapped through the peer's own wire: see the

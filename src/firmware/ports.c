@@ -445,22 +445,23 @@ int bipfw_rma(struct bipfw *fw, int peer, void *local, uint64_t addr,
 	return rc;
 }
 
-int bipfw_readv(struct bipfw *fw, int peer, struct bipfw_rvec *v,
+int bipfw_readv(struct bipfw *fw, int peer, struct bip_rvec *v,
 		unsigned n)
 {
 	const struct bipfw_peer *p = &fw->peers[peer];
 	const struct bipfw_port *w;
 	int rc = 0;
 
-	if (n > BIPFW_READV_MAX)
+	if (n > BIP_READV_MAX)
 		rc = -BIP_EINVAL;
 	else if (p->state != BIPFW_PEER_LIVE || p->wire == BIPFW_NO_WIRE)
 		rc = -BIP_EPEERGONE;
 	else if (!bipfw_rma_reach(fw, peer))
 		rc = -BIP_EAGAIN;
 	if (rc) {
+		/* bipfw_rma moves nothing for nothing, whoever the peer. */
 		for (unsigned i = 0; i < n; i++)
-			v[i].rc = rc;
+			v[i].rc = v[i].len || n > BIP_READV_MAX ? rc : 0;
 		return rc;
 	}
 	w = &fw->wires[p->wire];
@@ -468,13 +469,13 @@ int bipfw_readv(struct bipfw *fw, int peer, struct bipfw_rvec *v,
 		rc = w->cls->readv(w->ctx, peer, v, n);
 	} else {
 		for (unsigned i = 0; i < n; i++) {
-			v[i].rc = w->cls->rma(w->ctx, peer, v[i].local,
+			v[i].rc = w->cls->rma(w->ctx, peer, v[i].dst,
 					      v[i].addr, v[i].len, false);
 			rc = rc ? rc : v[i].rc;
 		}
 	}
 	for (unsigned i = 0; i < n; i++)
-		fw->cnt.cma_transfers += !v[i].rc;
+		fw->cnt.cma_transfers += v[i].len && !v[i].rc;
 	return rc;
 }
 

@@ -609,6 +609,7 @@ int MPIDI_BIP_mpi_finalize_hook(void)
 	g->hold_ns = 0;
 	if (g->nheld)
 		(void)MPIDI_BIP_recv_held_due(&progress);
+	(void)MPIDI_BIP_recv_reads_done();
 	/* What is still queued must reach its peers first (a send whose
 	 * request was freed may still be on its way; one whose cancel failed
 	 * is the receiver's to take, MPI says, once it gets to it); so must

@@ -313,6 +313,11 @@ int MPIDI_BIP_progress(int vci, int blocking)
 	}
 	mpi_errno = drain_control(&progress);
 	MPIR_ERR_CHECK(mpi_errno);
+	/* Before the FIFOs: the ACKs of these reads may queue there. */
+	if (g->reads.n) {
+		mpi_errno = MPIDI_BIP_recv_reads_done();
+		MPIR_ERR_CHECK(mpi_errno);
+	}
 	if (MPIDI_BIP_send_fifo_busy()) {
 		mpi_errno = MPIDI_BIP_send_fifo_drain(&progress);
 		MPIR_ERR_CHECK(mpi_errno);
@@ -325,6 +330,7 @@ int MPIDI_BIP_progress(int vci, int blocking)
 		mpi_errno = MPIDI_BIP_recv_held_due(&progress);
 		MPIR_ERR_CHECK(mpi_errno);
 	}
+	/* Held messages fetched just now. */
 	if (g->reads.n) {
 		mpi_errno = MPIDI_BIP_recv_reads_done();
 		MPIR_ERR_CHECK(mpi_errno);
@@ -340,5 +346,7 @@ int MPIDI_BIP_progress(int vci, int blocking)
 fn_exit:
 	return mpi_errno;
 fn_fail:
+	/* The reads started before the failure are not left waiting. */
+	(void)MPIDI_BIP_recv_reads_done();
 	goto fn_exit;
 }

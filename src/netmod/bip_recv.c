@@ -595,50 +595,67 @@ static void splits_fail(int node, int err)
 #define READS_LEN_MAX 65536
 #define READS_BYTES_MAX (256u << 10)
 
+/* A read of len bytes from node is over (rc: BIP's result, in ns):
+ * counted and timed if it succeeded, acknowledged (FAILED if not), then
+ * landed(arg, err). */
+static int read_over(int node, uint64_t sreq, uint64_t len, uint32_t flags,
+		     int rc, uint64_t ns, int (*landed)(void *arg, int err),
+		     void *arg)
+{
+	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
+	int err = MPI_SUCCESS;
+
+	if (rc) {
+		err = MPIDI_BIP_error(rc, "reading the sender's data");
+	} else {
+		g->cnt.read++;
+		MPIDI_BIP_path_sample(MPIDI_BIP_paths_for(node),
+				      MPIDI_BIP_PATH_READ, len, ns);
+	}
+	rc = read_acked(node, sreq, len, flags, err);
+	return rc ? rc : landed(arg, err);
+}
+
 int MPIDI_BIP_recv_reads_done(void)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
-	MPIDI_BIP_reads_t *b = &g->reads;
-	unsigned n = b->n;
-	uint64_t t0 = MPIDI_BIP_now_ns(), dt;
+	MPIDI_BIP_reads_t b;
+	uint64_t t0, dt, bytes = 0;
 	int mpi_errno = MPI_SUCCESS;
 
-	if (!n)
+	if (!g->reads.n)
 		return MPI_SUCCESS;
-	(void)bip_readv(g->ep, b->node, b->v, n);
+	/* Taken out first: what follows completes receives and sends
+	 * control messages, which must find the batch empty. */
+	b.n = g->reads.n;
+	b.node = g->reads.node;
+	memcpy(b.v, g->reads.v, b.n * sizeof(b.v[0]));
+	memcpy(b.m, g->reads.m, b.n * sizeof(b.m[0]));
+	g->reads.n = 0;
+	g->reads.bytes = 0;
+	t0 = MPIDI_BIP_now_ns();
+	(void)bip_readv(g->ep, b.node, b.v, b.n);
 	dt = MPIDI_BIP_now_ns() - t0;
-	/* What follows completes receives and sends control messages, and
-	 * starts no read. */
-	b->n = 0;
-	for (unsigned i = 0; i < n; i++) {
-		struct bip_rvec *v = &b->v[i];
-		int rc = v->rc, err = MPI_SUCCESS;
+	for (unsigned i = 0; i < b.n; i++)
+		bytes += b.v[i].rc ? 0 : b.v[i].len;
+	for (unsigned i = 0; i < b.n; i++) {
+		const struct bip_rvec *v = &b.v[i];
+		int rc;
 
-		if (rc == -BIP_EAGAIN) {
-			rc = ask_for(FETCH_ASK, b->node, b->m[i].sreq, v->len,
-				     b->m[i].flags, v->dst, b->m[i].asked,
-				     b->m[i].arg);
+		if (v->rc == -BIP_EAGAIN) {
+			rc = ask_for(FETCH_ASK, b.node, b.m[i].sreq, v->len,
+				     b.m[i].flags, v->dst, b.m[i].ask_done,
+				     b.m[i].arg);
 		} else {
-			if (rc) {
-				err = MPIDI_BIP_error(rc, "reading the "
-							  "sender's data");
-			} else {
-				g->cnt.read++;
-				g->cnt.read_together += n > 1;
-				MPIDI_BIP_path_sample(
-					MPIDI_BIP_paths_for(b->node),
-					MPIDI_BIP_PATH_READ, v->len,
-					dt * v->len / b->bytes);
-			}
-			rc = read_acked(b->node, b->m[i].sreq, v->len,
-					b->m[i].flags, err);
-			if (!rc)
-				rc = b->m[i].landed(b->m[i].arg, err);
+			g->cnt.read_together += b.n > 1 && !v->rc;
+			rc = read_over(b.node, b.m[i].sreq, v->len,
+				       b.m[i].flags, v->rc,
+				       bytes ? dt * v->len / bytes : 0,
+				       b.m[i].landed, b.m[i].arg);
 		}
 		if (rc && !mpi_errno)
 			mpi_errno = rc;
 	}
-	b->bytes = 0;
 	return mpi_errno;
 }
 
@@ -646,7 +663,7 @@ int MPIDI_BIP_recv_reads_done(void)
 static int reads_add(int node, uint64_t sreq, uint64_t addr, void *dst,
 		     uint64_t len, uint32_t flags,
 		     int (*landed)(void *arg, int err),
-		     int (*asked)(MPIDI_BIP_lrecv_t *, int), void *arg)
+		     int (*ask_done)(MPIDI_BIP_lrecv_t *, int), void *arg)
 {
 	MPIDI_BIP_reads_t *b = &MPIDI_BIP_global.reads;
 	int mpi_errno = MPI_SUCCESS;
@@ -659,7 +676,7 @@ static int reads_add(int node, uint64_t sreq, uint64_t addr, void *dst,
 	b->m[b->n].sreq = sreq;
 	b->m[b->n].flags = flags;
 	b->m[b->n].landed = landed;
-	b->m[b->n].asked = asked;
+	b->m[b->n].ask_done = ask_done;
 	b->m[b->n].arg = arg;
 	b->n++;
 	b->bytes += len;
@@ -669,18 +686,17 @@ static int reads_add(int node, uint64_t sreq, uint64_t addr, void *dst,
 /* Read the first len bytes of the sender's data at addr into dst and tell
  * it so with one ACK (flags: LAST for a truncating receive), FAILED if the
  * read failed; then landed(arg, err) (a split calls it when the sender is
- * done). *how says what was done: on an ASK the caller asks. With asked
- * (a three-way message's: the done of its ask), a read of up to
+ * done). *how says what was done: on an ASK the caller asks. With
+ * ask_done (a three-way message's: the done of its ask), a read of up to
  * READS_LEN_MAX goes into the progress call's batch, and a read BIP cannot
  * do becomes that ask when the batch is read. */
 static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
 		     uint64_t len, uint32_t flags, enum fetch *how,
 		     int (*landed)(void *arg, int err),
-		     int (*asked)(MPIDI_BIP_lrecv_t *, int), void *arg)
+		     int (*ask_done)(MPIDI_BIP_lrecv_t *, int), void *arg)
 {
-	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	uint64_t t0;
-	int rc, err = MPI_SUCCESS;
+	int rc;
 
 	*how = FETCH_ASK;
 	if (!addr)
@@ -694,25 +710,17 @@ static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
 		if (rc || *how == FETCH_SPLIT)
 			return rc;
 	}
-	if (asked && len <= READS_LEN_MAX)
+	if (ask_done && len <= READS_LEN_MAX)
 		return reads_add(node, sreq, addr, dst, len, flags, landed,
-				 asked, arg);
+				 ask_done, arg);
 	t0 = MPIDI_BIP_now_ns();
-	rc = bip_read(g->ep, node, dst, addr, len);
+	rc = bip_read(MPIDI_BIP_global.ep, node, dst, addr, len);
 	if (rc == -BIP_EAGAIN) {
 		*how = FETCH_ASK;
 		return MPI_SUCCESS;
 	}
-	if (rc) {
-		err = MPIDI_BIP_error(rc, "reading the sender's data");
-	} else {
-		g->cnt.read++;
-		MPIDI_BIP_path_sample(MPIDI_BIP_paths_for(node),
-				      MPIDI_BIP_PATH_READ, len,
-				      MPIDI_BIP_now_ns() - t0);
-	}
-	rc = read_acked(node, sreq, len, flags, err);
-	return rc ? rc : landed(arg, err);
+	return read_over(node, sreq, len, flags, rc, MPIDI_BIP_now_ns() - t0,
+			 landed, arg);
 }
 
 /* Whether read_data left the data to be asked for. */

@@ -80,7 +80,7 @@ typedef struct MPIDI_BIP_lrecv {
 
 /* Reads of three-way messages from one sender that one progress call
  * started, done by one bip_readv when it ends (bip_recv.c). Per read:
- * landed(arg, err) once it is over; asked, the done of the ask that
+ * landed(arg, err) once it is over; ask_done, the done of the ask that
  * replaces a read BIP could not do. */
 typedef struct {
 	int node;
@@ -91,7 +91,7 @@ typedef struct {
 		uint64_t sreq;
 		uint32_t flags;
 		int (*landed)(void *arg, int err);
-		int (*asked)(MPIDI_BIP_lrecv_t *lr, int err);
+		int (*ask_done)(MPIDI_BIP_lrecv_t *lr, int err);
 		void *arg;
 	} m[BIP_READV_MAX];
 } MPIDI_BIP_reads_t;
@@ -181,8 +181,8 @@ typedef struct {
 	uint64_t ssend;          /* synchronous sends (always rendezvous) */
 	uint64_t fragments;      /* rendezvous fragments */
 	uint64_t read;           /* messages we read from their sender */
-	uint64_t split;          /* ...of which the sender wrote a part */
-	uint64_t read_together;  /* ...read with others by one bip_readv */
+	uint64_t read_together;  /* ...of them, with others by one bip_readv */
+	uint64_t split;          /* ...of them, the sender writing a part */
 	uint64_t pushed;         /* parts we wrote for a receiver */
 	uint64_t credits_only;   /* credits-only messages sent */
 	uint64_t lent;           /* short sends queued with their data lent */

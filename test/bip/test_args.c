@@ -214,9 +214,10 @@ static void expect_wire(bip_ep_t *ep, int node, const char *want,
 	}
 }
 
-/* Pieces read together (bip_readv): each gets its own code, a bad address
- * fails its piece alone and the kernel's one call reads on past it; bad
- * arguments fail every piece. addr: the peer's 5000 bytes (test_read). */
+/* Pieces read together (bip_readv): each gets its own code, and a bad
+ * address fails its piece alone (the kernel's one call stops there, the
+ * pieces behind it are read one by one); bad arguments fail every piece.
+ * addr: the peer's 5000 bytes (test_read). */
 static void test_readv(bip_ep_t *ep, int peer, uint64_t addr)
 {
 	static char a[3000], c[3000], d[64];
@@ -242,10 +243,16 @@ static void test_readv(bip_ep_t *ep, int peer, uint64_t addr)
 	EXPECT(bip_readv(ep, 7, v, 1), -BIP_ENODE);
 	EXPECT(v[0].rc, -BIP_ENODE);
 	for (int i = 0; i <= BIP_READV_MAX; i++)
-		v[i] = (struct bip_rvec){ a, addr, 8, 1 };
+		v[i] = (struct bip_rvec){ a + 8 * i, addr + 8 * i, 8, 1 };
 	EXPECT(bip_readv(ep, peer, v, BIP_READV_MAX + 1), -BIP_EINVAL);
 	EXPECT(v[BIP_READV_MAX].rc, -BIP_EINVAL);
+	memset(a, 0, sizeof(a));
 	EXPECT(bip_readv(ep, peer, v, BIP_READV_MAX), 0);
+	for (int i = 0; i < BIP_READV_MAX; i++)
+		bad += v[i].rc != 0;
+	for (int i = 0; i < 8 * BIP_READV_MAX; i++)
+		bad += a[i] != (char)(i * 7 + peer);
+	EXPECT(bad, 0);
 	v[1].dst = NULL;
 	EXPECT(bip_readv(ep, peer, v, 2), -BIP_EINVAL);
 	EXPECT(v[0].rc, -BIP_EINVAL);

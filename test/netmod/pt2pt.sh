@@ -291,6 +291,12 @@ then
 		expect "window: ok" "windows of three-way messages (hold $h)"
 		positive "together"
 	done
+	# Three-way messages no receive takes, held when their receiver
+	# finalizes: it reads them (together) there, and the sends complete.
+	MPIR_CVAR_CH4_BIP_FETCH=read MPIR_CVAR_CH4_BIP_HOLD_US=1000000 \
+	MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_pt2pt" leftover
+	expect "leftover: ok" "three-way messages left unreceived"
+	some "together"
 	# Messages the receiver may not read (synchronous, of one fragment or more)
 	# leave the chooser's ask costs alone (crowded ranks read synchronous
 	# ones, and time those reads).

@@ -1764,27 +1764,26 @@ static int shm_rma(void *ctx, int peer, void *local, uint64_t addr,
  * read one call each moved 28 GB/s, 8 a call 42). The kernel stops at the
  * first piece it cannot read whole; that one and those behind it go by
  * cma_copy each, which says what failed. */
-static int shm_readv(void *ctx, int peer, struct bipfw_rvec *v, unsigned n)
+static int shm_readv(void *ctx, int peer, struct bip_rvec *v, unsigned n)
 {
-	/* n <= BIPFW_READV_MAX: bipfw_readv checked. */
+	/* n <= BIP_READV_MAX, and the peer reached: bipfw_readv checked. */
 	struct bipfw_shm *shm = ctx;
-	struct iovec local[BIPFW_READV_MAX], remote[BIPFW_READV_MAX];
-	unsigned k = 0, at[BIPFW_READV_MAX];
+	struct iovec local[BIP_READV_MAX], remote[BIP_READV_MAX];
+	unsigned k = 0, at[BIP_READV_MAX];
 	size_t got = 0;
 	ssize_t moved;
 	int rc = 0;
-	bool reach = shm_rma_reach(ctx, peer);
 
 	for (unsigned i = 0; i < n; i++) {
-		v[i].rc = reach ? 0 : -BIP_EAGAIN;
-		if (!reach || !v[i].len)
+		v[i].rc = 0;
+		if (!v[i].len)
 			continue;
-		if (cma_bounces(shm, v[i].local, v[i].addr, v[i].len, false)) {
-			v[i].rc = cma_copy(shm, peer, v[i].local, v[i].addr,
+		if (cma_bounces(shm, v[i].dst, v[i].addr, v[i].len, false)) {
+			v[i].rc = cma_copy(shm, peer, v[i].dst, v[i].addr,
 					   v[i].len, false);
 			continue;
 		}
-		local[k] = (struct iovec){ v[i].local, v[i].len };
+		local[k] = (struct iovec){ v[i].dst, v[i].len };
 		remote[k] = (struct iovec){ (void *)(uintptr_t)v[i].addr,
 					    v[i].len };
 		at[k++] = i;
@@ -1795,13 +1794,18 @@ static int shm_readv(void *ctx, int peer, struct bipfw_rvec *v, unsigned n)
 	if (moved > 0)
 		got = (size_t)moved;
 	for (unsigned j = 0; j < k; j++) {
-		struct bipfw_rvec *p = &v[at[j]];
+		struct bip_rvec *p = &v[at[j]];
 		size_t part = got < p->len ? got : p->len;
 
 		got -= part;
+		/* A refusal turned cross-memory attach off: no more calls. */
 		if (part < p->len)
-			p->rc = cma_copy(shm, peer, (uint8_t *)p->local + part,
-					 p->addr + part, p->len - part, false);
+			p->rc = shm_rma_reach(ctx, peer)
+					? cma_copy(shm, peer,
+						   (uint8_t *)p->dst + part,
+						   p->addr + part,
+						   p->len - part, false)
+					: -BIP_EAGAIN;
 	}
 	for (unsigned i = 0; i < n && !rc; i++)
 		rc = v[i].rc;
