@@ -596,11 +596,11 @@ static void splits_fail(int node, int err)
 #define READS_BYTES_MAX (256u << 10)
 
 /* A read of len bytes from node is over (rc: BIP's result, in ns):
- * counted and timed if it succeeded, acknowledged (FAILED if not), then
- * landed(arg, err). */
+ * counted and timed for the chooser that chose it if it succeeded,
+ * acknowledged (FAILED if not), then landed(arg, err). */
 static int read_over(int node, uint64_t sreq, uint64_t len, uint32_t flags,
-		     int rc, uint64_t ns, int (*landed)(void *arg, int err),
-		     void *arg)
+		     int rc, MPIDI_BIP_paths_t *timed, uint64_t ns,
+		     int (*landed)(void *arg, int err), void *arg)
 {
 	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
 	int err = MPI_SUCCESS;
@@ -609,8 +609,7 @@ static int read_over(int node, uint64_t sreq, uint64_t len, uint32_t flags,
 		err = MPIDI_BIP_error(rc, "reading the sender's data");
 	} else {
 		g->cnt.read++;
-		MPIDI_BIP_path_sample(MPIDI_BIP_paths_for(node),
-				      MPIDI_BIP_PATH_READ, len, ns);
+		MPIDI_BIP_path_sample(timed, MPIDI_BIP_PATH_READ, len, ns);
 	}
 	rc = read_acked(node, sreq, len, flags, err);
 	return rc ? rc : landed(arg, err);
@@ -649,7 +648,7 @@ int MPIDI_BIP_recv_reads_done(void)
 		} else {
 			g->cnt.read_together += b.n > 1 && !v->rc;
 			rc = read_over(b.node, b.m[i].sreq, v->len,
-				       b.m[i].flags, v->rc,
+				       b.m[i].flags, v->rc, b.m[i].timed,
 				       bytes ? dt * v->len / bytes : 0,
 				       b.m[i].landed, b.m[i].arg);
 		}
@@ -678,6 +677,9 @@ static int reads_add(int node, uint64_t sreq, uint64_t addr, void *dst,
 	b->m[b->n].landed = landed;
 	b->m[b->n].ask_done = ask_done;
 	b->m[b->n].arg = arg;
+	/* The regime the choice saw: the drain may change it before the
+	 * batch is read (MPIDI_BIP_recv_fetch_due). */
+	b->m[b->n].timed = MPIDI_BIP_paths_for(node);
 	b->n++;
 	b->bytes += len;
 	return mpi_errno;
@@ -719,8 +721,8 @@ static int read_data(int node, uint64_t sreq, uint64_t addr, void *dst,
 		*how = FETCH_ASK;
 		return MPI_SUCCESS;
 	}
-	return read_over(node, sreq, len, flags, rc, MPIDI_BIP_now_ns() - t0,
-			 landed, arg);
+	return read_over(node, sreq, len, flags, rc, MPIDI_BIP_paths_for(node),
+			 MPIDI_BIP_now_ns() - t0, landed, arg);
 }
 
 /* Whether read_data left the data to be asked for. */

@@ -93,6 +93,7 @@ typedef struct {
 		int (*landed)(void *arg, int err);
 		int (*ask_done)(MPIDI_BIP_lrecv_t *lr, int err);
 		void *arg;
+		MPIDI_BIP_paths_t *timed; /* the chooser that chose the read */
 	} m[BIP_READV_MAX];
 } MPIDI_BIP_reads_t;
 
