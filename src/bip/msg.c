@@ -319,7 +319,8 @@ int bip_readv(bip_ep_t *ep, int node, struct bip_rvec *v, unsigned n)
 
 	if (!v && n)
 		return -BIP_EINVAL;
-	if (!ep || n > BIP_READV_MAX)
+	/* More than BIP_READV_MAX pieces: bipfw_readv says so. */
+	if (!ep)
 		rc = -BIP_EINVAL;
 	else if (node < 0 || node >= bip_nnodes(ep))
 		rc = -BIP_ENODE;

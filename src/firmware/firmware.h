@@ -174,8 +174,8 @@ struct bipfw_wire_class {
 		   bool write);
 	/* Optional: rma's reads of n pieces (at most BIP_READV_MAX), in one
 	 * call of the kernel where it can; each piece's rc is rma's for it
-	 * alone. Returns the first piece's rc that is not 0, else 0. */
-	int (*readv)(void *ctx, int peer, struct bip_rvec *v, unsigned n);
+	 * alone. */
+	void (*readv)(void *ctx, int peer, struct bip_rvec *v, unsigned n);
 	bool (*rma_reach)(void *ctx, int peer);
 	/* Lossless wires, optional: whether the peer has read everything we
 	 * wrote into its link (what bip_close waits for). */

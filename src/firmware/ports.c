@@ -465,17 +465,16 @@ int bipfw_readv(struct bipfw *fw, int peer, struct bip_rvec *v,
 		return rc;
 	}
 	w = &fw->wires[p->wire];
-	if (w->cls->readv) {
-		rc = w->cls->readv(w->ctx, peer, v, n);
-	} else {
-		for (unsigned i = 0; i < n; i++) {
+	if (w->cls->readv)
+		w->cls->readv(w->ctx, peer, v, n);
+	else
+		for (unsigned i = 0; i < n; i++)
 			v[i].rc = w->cls->rma(w->ctx, peer, v[i].dst,
 					      v[i].addr, v[i].len, false);
-			rc = rc ? rc : v[i].rc;
-		}
-	}
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
 		fw->cnt.cma_transfers += v[i].len && !v[i].rc;
+		rc = rc ? rc : v[i].rc;
+	}
 	return rc;
 }
 

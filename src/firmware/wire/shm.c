@@ -1764,7 +1764,7 @@ static int shm_rma(void *ctx, int peer, void *local, uint64_t addr,
  * read one call each moved 28 GB/s, 8 a call 42). The kernel stops at the
  * first piece it cannot read whole; that one and those behind it go by
  * cma_copy each, which says what failed. */
-static int shm_readv(void *ctx, int peer, struct bip_rvec *v, unsigned n)
+static void shm_readv(void *ctx, int peer, struct bip_rvec *v, unsigned n)
 {
 	/* n <= BIP_READV_MAX, and the peer reached: bipfw_readv checked. */
 	struct bipfw_shm *shm = ctx;
@@ -1772,7 +1772,6 @@ static int shm_readv(void *ctx, int peer, struct bip_rvec *v, unsigned n)
 	unsigned k = 0, at[BIP_READV_MAX];
 	size_t got = 0;
 	ssize_t moved;
-	int rc = 0;
 
 	for (unsigned i = 0; i < n; i++) {
 		v[i].rc = 0;
@@ -1807,9 +1806,6 @@ static int shm_readv(void *ctx, int peer, struct bip_rvec *v, unsigned n)
 						   p->len - part, false)
 					: -BIP_EAGAIN;
 	}
-	for (unsigned i = 0; i < n && !rc; i++)
-		rc = v[i].rc;
-	return rc;
 }
 
 /* Memory shared with the host's other processes (shm_mem.c), at most
