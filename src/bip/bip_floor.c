@@ -424,14 +424,16 @@ int main(int argc, char **argv)
 		else
 			printf("cma_MBps %zu %.1f\n", sizes[i], cma);
 	}
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		double both = cma_both_floor(sh, sizes[i], src, dst);
+	/* Every power of two where bidirectional windows are read by their
+	 * receivers: the floor a bidirectional bandwidth is held to there. */
+	for (size_t len = 64u << 10; len <= 4u << 20; len *= 2) {
+		double both = cma_both_floor(sh, len, src, dst);
 
 		if (both < 0)
-			printf("# cma_both_MBps %zu unavailable: %s\n",
-			       sizes[i], strerror((int)-both));
+			printf("# cma_both_MBps %zu unavailable: %s\n", len,
+			       strerror((int)-both));
 		else
-			printf("cma_both_MBps %zu %.1f\n", sizes[i], both);
+			printf("cma_both_MBps %zu %.1f\n", len, both);
 	}
 	free(src);
 	free(dst);

@@ -8,9 +8,10 @@
 # party once in turn, the median per size, and our ratio to the best peer
 # at that size. Goals (issue 10): latency <= 0.9 x, bandwidth and
 # bidirectional bandwidth >= 1.1 x the best peer at every size; the first
-# 200 round trips after MPI_Init within 1.2 x the steady state; then each
-# party's bidirectional bandwidth over the single-copy floor both ways at
-# 64 KiB, 1 MiB and 4 MiB (bip_floor). Then each
+# 200 round trips after MPI_Init within 1.2 x the steady state; a
+# bidirectional miss waived where the best peer is within 10 % of the
+# single-copy floor both ways (bip_floor, 64 KiB .. 4 MiB), and each
+# party's bidirectional bandwidth over that floor. Then each
 # party's 8 B latency round by round: the machine's mode. With
 # gnuplot installed, the latency and bandwidth curves of every party go to
 # PLOT (default mpi_ratios.png), as in Fig. 1 of the MPI-BIP paper.
@@ -65,33 +66,41 @@ for p in $peers; do
 	awk -v p="$p" -v f="$(first "$p")" -v s="$(med "$p" 8 2)" 'BEGIN {
 		if (f > 0) printf "  %s: %.3f us, %.2f x its steady state\n", p, f, f / s }'
 done
-[ -z "$peers" ] || awk 'NR > 0 && $1 > 0 {
-		n++; l += ($(NF - 2) <= 0.9); b += ($(NF - 1) >= 1.1); bb += ($NF >= 1.1)
+# Both ways at once, long messages are read by their receivers (every
+# party does so, with cross-memory attach): the single-copy floor both
+# ways (bip_floor's cma_both_MBps, each process reading the other's
+# buffer at once, 64 KiB .. 4 MiB) is what a bidirectional bandwidth can
+# reach there. Issue 10 waives a goal only where the best peer is already
+# within 10 % of a floor measured in the same run.
+"$prefix/bin/bip_floor" 2>/dev/null |
+	awk '$1 == "cma_both_MBps" { print $2, $3 }' >"$tmp/floor" || true
+[ -z "$peers" ] || awk 'FILENAME == ARGV[1] { floor[$1] = $2; next }
+	$1 > 0 {
+		n++; l += ($(NF - 2) <= 0.9); b += ($(NF - 1) >= 1.1)
+		if ($NF >= 1.1) bb++
+		else if ($1 in floor && $NF > 0 && $4 / $NF >= 0.9 * floor[$1]) {
+			w++; ws = ws sprintf(" %d B (best peer %.2f, ours %.2f of %.0f MB/s)",
+				$1, $4 / $NF / floor[$1], $4 / floor[$1], floor[$1])
+		}
 		if (!wl || $(NF - 2) > wl) { wl = $(NF - 2); wls = $1 }
 		if (!wb || $(NF - 1) < wb) { wb = $(NF - 1); wbs = $1 }
 		if (!wbb || $NF < wbb) { wbb = $NF; wbbs = $1 }
 	} END {
 		printf "sizes 1 B .. max meeting the goals: latency <= 0.9 x %d of %d (worst %.2f at %d B); ", l, n, wl, wls
 		printf "bandwidth >= 1.1 x %d of %d (worst %.2f at %d B); ", b, n, wb, wbs
-		printf "bibw >= 1.1 x %d of %d (worst %.2f at %d B)\n", bb, n, wbb, wbbs
-	}' "$tmp/table"
-# Both ways at once, long messages are read by their receivers (every
-# party does so, with cross-memory attach): the single-copy floor both
-# ways (bip_floor's cma_both_MBps, each process reading the other's
-# buffer at once) is what a bidirectional bandwidth can reach there.
-floor=$("$prefix/bin/bip_floor" 2>/dev/null || true)
-for n in 65536 1048576 4194304; do
-	f=$(echo "$floor" | awk -v n=$n '$1 == "cma_both_MBps" && $2 == n { print $3 }')
-	[ -n "$f" ] || continue
+		printf "bibw >= 1.1 x %d of %d (worst %.2f at %d B), waived %d\n", bb, n, wbb, wbbs, w + 0
+		if (w) printf "bibw waived where the best peer is within 10 %% of the single-copy floor both ways:%s\n", ws
+	}' "$tmp/floor" "$tmp/table"
+while read -r n f; do
 	printf 'bibw at %d B over the single-copy floor both ways (%.0f MB/s):' "$n" "$f"
 	c=4
 	for p in ours $peers; do
-		printf ' %s %.2f' "$p" "$(awk -v f="$f" -v n=$n -v c=$c '$1 == n {
+		printf ' %s %.2f' "$p" "$(awk -v f="$f" -v n="$n" -v c=$c '$1 == n {
 			print $c / f }' "$tmp/table")"
 		c=$((c + 3))
 	done
 	echo
-done
+done <"$tmp/floor"
 # The machine's mode, round by round: 8 B latency (one way) has a fast and
 # a slow mode that last seconds and do not show as steal, for every party
 # alike; a ratio is fair where the parties' rounds fell alike.
