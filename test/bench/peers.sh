@@ -60,8 +60,10 @@ run_party() {
 
 # run_rounds DIR RANKS ARGS...: ROUNDS rounds (default 5), each running
 # every party (ours, then $peers) once in turn: DIR/PARTY on RANKS ranks
-# with ARGS, its output in DIR/PARTY.ROUND; then how many runs the host
-# slowed (steal).
+# with ARGS, its output in DIR/PARTY.ROUND, and, where the caller defines
+# a function each_round, 'each_round DIR ROUND' after them (a floor
+# measured beside the parties, round by round); then how many runs the
+# host slowed (steal).
 run_rounds() {
 	d=$1 n=$2
 	shift 2
@@ -70,6 +72,7 @@ run_rounds() {
 		for p in ours $peers; do
 			run_party "$p" "$n" "$d/$p.$r" "$d/$p" "$@" || true
 		done
+		! command -v each_round >/dev/null || each_round "$d" "$r"
 		r=$((r + 1))
 	done
 	echo "# the host took CPU time from this machine (steal) during $stolen of $runs runs ($ticks ticks of 1/$(getconf CLK_TCK) s)"
