@@ -32,7 +32,8 @@ static void print_kmod(void)
 }
 
 /* Whether rep movsb's slow distances are slow here (bip_copy.h), as a
- * process with host peers measures it when it opens (BIP_SHM_ALIAS). */
+ * process with host peers measures it when it opens (BIP_SHM_ALIAS), and
+ * which copies go split (BIP_SHM_COPY_SPLIT, as set). */
 static void print_copies(void)
 {
 	const char *knob = getenv("BIP_SHM_ALIAS");
@@ -42,7 +43,10 @@ static void print_copies(void)
 	printf("copies:            %s", why);
 	if (knob && (!strcmp(knob, "slow") || !strcmp(knob, "fast")))
 		printf("; BIP_SHM_ALIAS=%s: taken as %s", knob, knob);
-	printf("\n");
+	knob = getenv("BIP_SHM_COPY_SPLIT");
+	printf("; split in 2 KiB pieces: %s%s\n",
+	       knob && strcmp(knob, "never") ? "up to " : "",
+	       knob ? knob : "never");
 }
 
 /* What the NIC program needs with these knobs, sending to every peer. */

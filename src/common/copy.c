@@ -1,7 +1,7 @@
 /*
  * copy.c - bip_copy's loop (bip_copy.h): 64 bytes a turn in vector loads
- * and stores, never `rep movsb`; and the measure of whether this machine
- * needs it.
+ * and stores, never `rep movsb`; its split copy, in pieces too short for
+ * `rep movsb`; and the measure of whether this machine needs the loop.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -25,6 +25,19 @@ void bip_copy_loop(void *dst, const void *src, size_t len)
 		 * loop as one memcpy and call the C library's after all. */
 		__asm__("" : "+r"(d));
 	}
+	memcpy(d, s, len);
+}
+
+size_t bip_copy_split_max;
+
+void bip_copy_split(void *dst, const void *src, size_t len)
+{
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+
+	for (; len > BIP_COPY_PIECE;
+	     len -= BIP_COPY_PIECE, d += BIP_COPY_PIECE, s += BIP_COPY_PIECE)
+		memcpy(d, s, BIP_COPY_PIECE);
 	memcpy(d, s, len);
 }
 

@@ -6,7 +6,8 @@
  * length of the inline copy of small ones (0 to 64 bytes, at each
  * alignment of a cache line), and nothing written around the destination,
  * whether this machine's memcpy is taken as slow at those distances or
- * not; and the calibration that decides it gives one verdict, and says
+ * not, and with copies split in pieces (BIP_SHM_COPY_SPLIT) or not; and
+ * the calibration that decides it gives one verdict, and says
  * what it measured.
  */
 #include <stdint.h>
@@ -40,7 +41,7 @@ static void test_calibrate(void)
 static void test_copies(const unsigned char *src, unsigned char *dst)
 {
 	static const size_t lens[] = { 0, 1, 63, 64, 2047, 2048, 2049,
-				       4095, 4096, 4100, 8191 + 64 };
+				       4095, 4096, 4100, 6144, 6145, 8191 + 64 };
 
 	for (int ahead = 0; ahead <= 130; ahead++) {
 		for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
@@ -85,6 +86,11 @@ int main(void)
 	test_copies(src, dst);
 	bip_copy_alias = 0;
 	test_copies(src, dst);
+	/* Split (BIP_SHM_COPY_SPLIT): every length above a piece, the
+	 * loop's distances among them, goes in pieces, then a tail. */
+	bip_copy_split_max = SIZE_MAX;
+	test_copies(src, dst);
+	bip_copy_split_max = 0;
 	test_calibrate();
 	free(src);
 	free(dst);

@@ -8,7 +8,7 @@
 # and with every rank on a host of its own; lone mid-size messages eager
 # and streams of them by three-way; large data read by the
 # receiver in one copy, and not, and with the sender writing half of it;
-# bad settings must fail with a clear error;
+# copies split in pieces (BIP_SHM_COPY_SPLIT); bad settings must fail with a clear error;
 # and MPI_THREAD_MULTIPLE.
 . "$top_srcdir/test/netmod/lib.sh"
 t="$top_srcdir/test/netmod"
@@ -24,6 +24,10 @@ for n in 1 2 4; do
 	mpirun $n "$W/test_pt2pt"
 	passed $n "on $n ranks"
 done
+# Copies split in 2 KiB pieces (BIP_SHM_COPY_SPLIT): every ring copy,
+# eager piece and shared-memory collective up to 64 KiB goes so.
+BIP_SHM_COPY_SPLIT=64k mpirun 2 "$W/test_pt2pt"
+passed 2 "with copies split (BIP_SHM_COPY_SPLIT=64k)"
 # (A rank reads its own messages where they lie, so on one rank the
 # rendezvous send cancelled while another was under way is withdrawn.)
 mpirun 1 "$W/test_pt2pt"
@@ -334,6 +338,7 @@ fails 2 "MPIR_CVAR_CH4_BIP_SHORT_LIMIT=5000 is out of range" \
 fails 2 "MPIR_CVAR_CH4_BIP_NODE_COLL_MAX=2000000 is out of range" \
 	MPIR_CVAR_CH4_BIP_NODE_COLL_MAX=2000000
 fails 4 "does not fit BIP's small-message queue" BIP_SMALL_QUEUE=5
+fails 2 "invalid knob BIP_SHM_COPY_SPLIT=2x" BIP_SHM_COPY_SPLIT=2x
 fails 2 "receive FIFO is full" MPIR_CVAR_CH4_BIP_RECV_FIFO_MAX=1 \
 	BIP_LONG_TAGS=1
 # A full send FIFO refuses the send with an error the program can handle;
