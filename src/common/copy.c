@@ -1,6 +1,6 @@
 /*
  * copy.c - bip_copy's loop (bip_copy.h): 64 bytes a turn in vector loads
- * and stores, never `rep movsb`; its split copy, in pieces too short for
+ * and stores, never `rep movsb`; its copy in pieces too short for
  * `rep movsb`; and the measure of whether this machine needs the loop.
  */
 #define _GNU_SOURCE
@@ -30,7 +30,7 @@ void bip_copy_loop(void *dst, const void *src, size_t len)
 
 size_t bip_copy_split_max;
 
-void bip_copy_split(void *dst, const void *src, size_t len)
+void bip_copy_pieces(void *dst, const void *src, size_t len)
 {
 	unsigned char *d = dst;
 	const unsigned char *s = src;

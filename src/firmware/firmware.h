@@ -124,6 +124,11 @@ struct bipfw_wire_class {
 	/* Largest payload of a packet (say, what fits the MTU); NULL: the
 	 * packet size. Wider small messages go in pieces. */
 	size_t (*chunk)(void *ctx);
+	/* Payloads of up to this many bytes are written into the room
+	 * reserve gives by plain stores (bip_copy_plain), never the string
+	 * stores memcpy may pick: the wire asks for those lines ahead of the
+	 * copy. NULL: none. */
+	size_t (*plain_max)(void *ctx);
 
 	struct bip_pkt_hdr *(*reserve)(void *ctx, int peer, size_t len);
 	void (*commit)(void *ctx, int peer, struct bip_pkt_hdr *pkt,

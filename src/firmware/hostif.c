@@ -90,7 +90,7 @@ int bipfw_post_small(struct bipfw *fw, int peer, const struct iovec *iov,
 	s = &fw->slots[rc];
 	s->is_long = false;
 	s->len = len;
-	bipfw_gather(s->copy, iov, iovcnt);
+	bipfw_gather(s->copy, iov, iovcnt, false);
 	s->buf = s->copy;
 	/* Sends to one peer leave in the order they were posted. */
 	BIPFW_LIST_PUSH(&fw->peers[peer].fifo, fw->slots, next, rc);

@@ -275,6 +275,7 @@ struct bipfw_port {
 	void *ctx;
 	bool lossy;      /* checksums, timers */
 	size_t chunk;    /* long data per packet */
+	size_t plain_max; /* its class's plain_max, or 0 */
 	unsigned npeers; /* peers it carries: one nobody uses is not polled */
 	unsigned nbulk;  /* peers whose wide messages only it carries... */
 	uint64_t hot_until; /* ...read every step until then, else now and
@@ -471,12 +472,15 @@ static inline void bipfw_tx_wake(struct bipfw *fw, int peer)
 }
 
 /* Gather a small message's pieces into dst (a send slot's copy, or the
- * link's room). */
+ * link's room; plain: by plain stores, as the link's plain_max says). */
 static inline void bipfw_gather(uint8_t *dst, const struct iovec *iov,
-				int iovcnt)
+				int iovcnt, bool plain)
 {
 	for (int i = 0; i < iovcnt; i++) {
-		bip_copy(dst, iov[i].iov_base, iov[i].iov_len);
+		if (plain)
+			bip_copy_plain(dst, iov[i].iov_base, iov[i].iov_len);
+		else
+			bip_copy(dst, iov[i].iov_base, iov[i].iov_len);
 		dst += iov[i].iov_len;
 	}
 }

@@ -84,6 +84,7 @@ int bipfw_wire_add(struct bipfw *fw, const struct bipfw_wire_class *cls,
 	w->chunk = cls->chunk ? cls->chunk(ctx) : fw->cfg.packet_size;
 	if (w->chunk > fw->cfg.packet_size)
 		w->chunk = fw->cfg.packet_size;
+	w->plain_max = cls->plain_max ? cls->plain_max(ctx) : 0;
 	snprintf(w->bulk_why, sizeof(w->bulk_why),
 		 "another host; wide messages by %s", cls->name);
 	return (int)fw->nwires++;

@@ -64,7 +64,9 @@ static int commit_copy(const struct bipfw_port *w, int peer,
 		w->cls->commit_ref(w->ctx, peer, pkt, payload, trailing);
 		return 0;
 	}
-	if (trailing)
+	if (trailing && trailing <= w->plain_max)
+		bip_copy_plain(pkt + 1, payload, trailing);
+	else if (trailing)
 		bip_copy(pkt + 1, payload, trailing);
 	w->cls->commit(w->ctx, peer, pkt, trailing);
 	return 0;
@@ -175,7 +177,7 @@ int bipfw_tx_small(struct bipfw *fw, int peer, const struct iovec *iov,
 		.len = (uint32_t)len,
 	};
 	bipfw_gather(inl ? pkt->inline_data : (uint8_t *)(pkt + 1), iov,
-		     iovcnt);
+		     iovcnt, !inl && len <= w->plain_max);
 	w->cls->commit(w->ctx, peer, pkt, inl ? 0 : len);
 	bipfw_rel_on_ack_sent(&p->rx);
 	p->sent = true;

@@ -6,8 +6,9 @@
  * length of the inline copy of small ones (0 to 64 bytes, at each
  * alignment of a cache line), and nothing written around the destination,
  * whether this machine's memcpy is taken as slow at those distances or
- * not, and with copies split in pieces (BIP_SHM_COPY_SPLIT) or not; and
- * the calibration that decides it gives one verdict, and says
+ * not, and with copies split in pieces (BIP_SHM_COPY_SPLIT) or not; the
+ * same of bip_copy_plain, the copy by plain stores into lines asked for
+ * ahead; and the calibration that decides it gives one verdict, and says
  * what it measured.
  */
 #include <stdint.h>
@@ -37,8 +38,12 @@ static void test_calibrate(void)
 	bip_copy_alias = got;
 }
 
-/* Every case, with memcpy taken as slow at rep movsb's distances or not. */
-static void test_copies(const unsigned char *src, unsigned char *dst)
+typedef void copy_fn(void *dst, const void *src, size_t len);
+
+/* Every case of copy, with memcpy taken as slow at rep movsb's distances
+ * or not. */
+static void test_copies(copy_fn *copy, const char *name,
+			const unsigned char *src, unsigned char *dst)
 {
 	static const size_t lens[] = { 0, 1, 63, 64, 2047, 2048, 2049,
 				       4095, 4096, 4100, 6144, 6145, 8191 + 64 };
@@ -49,13 +54,13 @@ static void test_copies(const unsigned char *src, unsigned char *dst)
 			unsigned char *d = dst + 4096 + s_off + ahead;
 
 			memset(dst, 0xa5, AREA + 4096);
-			bip_copy(d, src + s_off, len);
+			copy(d, src + s_off, len);
 			CHECK(!memcmp(d, src + s_off, len),
-			      "%zu bytes %d ahead (alias %u): bytes differ",
-			      len, ahead, bip_copy_alias);
+			      "%s %zu bytes %d ahead (alias %u): bytes differ",
+			      name, len, ahead, bip_copy_alias);
 			CHECK(d[-1] == 0xa5 && d[len] == 0xa5,
-			      "%zu bytes %d ahead (alias %u): wrote outside",
-			      len, ahead, bip_copy_alias);
+			      "%s %zu bytes %d ahead (alias %u): wrote outside",
+			      name, len, ahead, bip_copy_alias);
 		}
 	}
 	for (size_t len = 0; len <= BIP_COPY_SMALL_MAX + 1; len++) {
@@ -63,11 +68,13 @@ static void test_copies(const unsigned char *src, unsigned char *dst)
 			unsigned char *d = dst + 64 + off;
 
 			memset(dst, 0xa5, 256);
-			bip_copy(d, src + 3 + off, len);
+			copy(d, src + 3 + off, len);
 			CHECK(!memcmp(d, src + 3 + off, len),
-			      "%zu bytes at %d: bytes differ", len, off);
+			      "%s %zu bytes at %d: bytes differ", name, len,
+			      off);
 			CHECK(d[-1] == 0xa5 && d[len] == 0xa5,
-			      "%zu bytes at %d: wrote outside", len, off);
+			      "%s %zu bytes at %d: wrote outside", name, len,
+			      off);
 		}
 	}
 }
@@ -82,14 +89,15 @@ int main(void)
 		return unit_result("test_copy");
 	for (size_t i = 0; i < AREA; i++)
 		src[i] = (unsigned char)(i * 7 + (i >> 8));
-	bip_copy_alias = BIP_COPY_ALIAS_USER;
-	test_copies(src, dst);
-	bip_copy_alias = 0;
-	test_copies(src, dst);
+	for (unsigned alias = 0; alias < 2; alias++) {
+		bip_copy_alias = alias ? 0 : BIP_COPY_ALIAS_USER;
+		test_copies(bip_copy, "bip_copy", src, dst);
+		test_copies(bip_copy_plain, "bip_copy_plain", src, dst);
+	}
 	/* Split (BIP_SHM_COPY_SPLIT): every length above a piece, the
 	 * loop's distances among them, goes in pieces, then a tail. */
 	bip_copy_split_max = SIZE_MAX;
-	test_copies(src, dst);
+	test_copies(bip_copy, "bip_copy split", src, dst);
 	bip_copy_split_max = 0;
 	test_calibrate();
 	free(src);

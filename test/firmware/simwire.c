@@ -404,11 +404,17 @@ static size_t sim_chunk(void *ctx)
 	return me->net->f.chunk ? me->net->f.chunk : SIZE_MAX;
 }
 
+static size_t sim_plain_max(void *ctx)
+{
+	return ((struct simport *)ctx)->net->f.plain_max;
+}
+
 const struct bipfw_wire_class simwire_class = {
 	.name = "sim",
 	.flags = BIPFW_WIRE_LOSSY,
 	.scope = BIPFW_SCOPE_NETWORK,
 	.chunk = sim_chunk,
+	.plain_max = sim_plain_max,
 	.reserve = sim_reserve,
 	.commit = sim_commit,
 	.peek = sim_peek,

@@ -14,6 +14,8 @@ struct simwire_faults {
 	size_t chunk;      /* bytes per packet, as a wire's MTU sets it (0:
 			    * the packet size): wider small messages go in
 			    * pieces */
+	size_t plain_max;  /* the class's plain_max (0: none): payloads up to
+			    * it are copied in by plain stores */
 	bool unreadable;   /* single-copy reads fail, as a peer's memory
 			    * the kernel will not let us read */
 };

@@ -376,6 +376,10 @@ static void test_traffic(void)
 		{ "bulk", { .chunk = 1000 }, false, false, 64, false, true },
 		{ "bulk faults", { 5, 3, 5, 2, 0, 0, 1000 }, false, false, 64,
 		  false, true },
+		/* Payloads up to 2.5 KiB by plain stores, wider by memcpy:
+		 * both sides of the limit and of a piece arrive whole. */
+		{ "plain", { .loss_pct = 2, .plain_max = 2560 }, false, false,
+		  64, false },
 	};
 
 	for (size_t i = 0; i < sizeof(scs) / sizeof(scs[0]); i++) {

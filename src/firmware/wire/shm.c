@@ -217,7 +217,8 @@ struct shm_knobs {
 	unsigned alias;      /* enum alias: are copies 1-63 bytes apart
 			      * slow here? */
 	size_t copy_split;   /* copies up to this size go split
-			      * (bip_copy_split_max; SIZE_MAX: never) */
+			      * (bip_copy_pieces up to bip_copy_split_max;
+			      * SIZE_MAX: never) */
 };
 
 enum alias { ALIAS_AUTO, ALIAS_SLOW, ALIAS_FAST };
@@ -702,7 +703,8 @@ static void copy_alias(const struct shm_knobs *k, int local_nodes)
 	else if (local_nodes > 1) {
 		(void)bip_copy_calibrate(why, sizeof(why));
 		bip_dbg("copies %s", why);
-	}	bip_copy_split_max = k->copy_split == SIZE_MAX ? 0 : k->copy_split;
+	}
+	bip_copy_split_max = k->copy_split == SIZE_MAX ? 0 : k->copy_split;
 }
 
 /* Cross-memory attach between the job's processes, either way: siblings
@@ -1354,6 +1356,15 @@ static inline void fetch_lines(uint8_t *data, uint64_t mask, uint64_t from,
 	}
 }
 
+/* The widest payload whose record write_ahead and reply_ahead ask for.
+ * Wider, the lines asked for are more than the copy can use before they
+ * are taken back (64 KiB MPI bw 38 -> 54 GB/s on an AMD Zen 5 without the
+ * 32 KiB records asked for), and a `rep movsb` into lines asked for with
+ * PREFETCHW runs at half speed there (4 KiB records 16 -> 33 GB/s by plain
+ * stores): records up to this size are copied by plain stores
+ * (shm_plain_max), wider ones by memcpy and not asked for. */
+#define AHEAD_MAX (8u << 10)
+
 /* Rule: a record sent right behind another, none taken between (a burst:
  * a stream, a window of sends), asks now for the lines that a record like
  * it, one record on, will write, if the consumer is known to have left
@@ -1364,14 +1375,14 @@ static inline void fetch_lines(uint8_t *data, uint64_t mask, uint64_t from,
  * 2.8 -> 6.7 GB/s, 4 KiB 12.2 -> 14.2). Not for the first record after
  * one taken: in a ping-pong the request crosses with the message the peer
  * waits for (8 B one way 0.22 -> 0.26 us when every record asked); that
- * one is reply_ahead's. */
+ * one is reply_ahead's. Nor for payloads wider than AHEAD_MAX. */
 static void write_ahead(struct bipfw_shm *shm, struct shm_peer *pp,
 			size_t len)
 {
 	uint64_t at = pp->head + record_bytes(len);
 	uint64_t end = at + sizeof(struct bip_pkt_hdr) + len;
 
-	if (shm->burst++ && shm->prefetchw &&
+	if (shm->burst++ && shm->prefetchw && len <= AHEAD_MAX &&
 	    end - pp->tail_seen <= pp->mask + 1)
 		fetch_lines(pp->out->data, pp->mask, at, end, true);
 }
@@ -1386,14 +1397,15 @@ static void write_ahead(struct bipfw_shm *shm, struct shm_peer *pp,
  * 256 B 0.39 -> 0.30 us, 1 KiB 0.65 -> 0.44, 4 KiB 0.99 -> 0.83). Not
  * after records of up to two pairs of lines: where we are src's only
  * sender it asks for the lines behind the stamp itself while it waits
- * (look_ahead). */
+ * (look_ahead). Nor after payloads wider than AHEAD_MAX. */
 static void reply_ahead(struct bipfw_shm *shm, int src)
 {
 	struct shm_peer *pp = &shm->peers[src];
 	uint64_t used = pp->last_used, size = pp->mask + 1;
 	uint64_t at = pp->head & pp->mask, pos = pp->head;
 
-	if (used <= 2 * RECORD_ALIGN || !shm->prefetchw)
+	if (used <= 2 * RECORD_ALIGN || !shm->prefetchw ||
+	    used - sizeof(struct bip_pkt_hdr) > AHEAD_MAX)
 		return;
 	if (!fits_at(pp, at, record_bytes(used - sizeof(struct bip_pkt_hdr)))) {
 		pos += size - at;
@@ -1742,6 +1754,11 @@ static int shm_dma_write(void *ctx, int peer, uint64_t addr, uint64_t key,
 	if (!pp->cma || len < shm->k.cma_min)
 		return -BIP_EAGAIN;
 	return cma_copy(shm, peer, (void *)(uintptr_t)src, addr, len, true);
+}
+
+static size_t shm_plain_max(void *ctx)
+{
+	return ((struct bipfw_shm *)ctx)->prefetchw ? AHEAD_MAX : 0;
 }
 
 static size_t shm_pull_min(void *ctx, int peer)
@@ -2195,6 +2212,7 @@ const struct bipfw_wire_class bipfw_shm_class = {
 	.close = shm_close_ctx,
 	.card = shm_card_ctx,
 	.connect = shm_connect_ctx,
+	.plain_max = shm_plain_max,
 	.reserve = shm_reserve,
 	.commit = shm_commit,
 	.peek = shm_peek,
