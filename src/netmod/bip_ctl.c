@@ -151,9 +151,11 @@ int MPIDI_BIP_ctl_decode(const void *bytes, size_t len,
 	if (len < fixed)
 		return MPIDI_BIP_CTL_DROP_TOO_SHORT;
 	*fixed_p = fixed;
-	if (m->h.type == MPIDI_BIP_CTL_SHORT)
+	if (m->h.type == MPIDI_BIP_CTL_SHORT) {
+		*fixed_p = len - m->h.len;
 		return MPIDI_BIP_ctl_short_check(
 			&m->h, len, peer->ncredits - peer->credits);
+	}
 	/* The rest of the fixed part only: the header already checked is not
 	 * read again (the sender may still write the bytes: BIP can lend
 	 * its ring). */

@@ -255,7 +255,8 @@ static int dispatch(int node, const void *msg, size_t len)
 	if (why)
 		return drop(node, why);
 	MPIDI_BIP_ctl_arrived(node, &h);
-	mpi_errno = MPIDI_BIP_recv_short(node, &h, (const char *)msg + sizeof(h));
+	mpi_errno = MPIDI_BIP_recv_short(node, &h,
+					 (const char *)msg + len - h.len);
 	/* As in dispatch_any: the slot is free even if that failed. */
 	rc = MPIDI_BIP_ctl_consumed(node, &h);
 	return mpi_errno ? mpi_errno : rc;

@@ -22,8 +22,9 @@
 /* Contiguous data goes from the user buffer straight into BIP's slot;
  * other data is packed first, out of line (a 4 KiB buffer on the stack). */
 static int __attribute__((noinline))
-send_short_packed(int node, MPIDI_BIP_ctl_t *h, const void *buf,
-		  MPI_Aint count, MPI_Datatype datatype, size_t data_sz)
+send_short_packed(int node, MPIDI_BIP_ctl_t *h, size_t hdr_len,
+		  const void *buf, MPI_Aint count, MPI_Datatype datatype,
+		  size_t data_sz)
 {
 	char packed_data[BIP_SMALL_MAX];
 	MPI_Aint packed;
@@ -33,19 +34,33 @@ send_short_packed(int node, MPIDI_BIP_ctl_t *h, const void *buf,
 				      (MPI_Aint)data_sz, &packed);
 	if (mpi_errno)
 		return mpi_errno;
-	return MPIDI_BIP_ctl_sendv(node, h, sizeof(*h), packed_data, data_sz);
+	return MPIDI_BIP_ctl_sendv(node, h, hdr_len, packed_data, data_sz);
 }
 
+/* The header in a line of its own where that costs no line more
+ * (MPIDI_BIP_short_hdr_len). */
 static inline int send_short(int node, MPIDI_BIP_ctl_t *h, const void *buf,
 			     MPI_Aint count, MPI_Datatype datatype,
 			     size_t data_sz, bool contig, MPI_Aint true_lb)
 {
+	union {
+		MPIDI_BIP_ctl_t h;
+		char line[MPIDI_BIP_SHORT_LINE];
+	} line;
+	size_t hdr_len = MPIDI_BIP_short_hdr_len(data_sz);
+
 	h->len = (uint32_t)data_sz;
+	if (hdr_len != sizeof(*h)) {
+		memset(&line, 0, sizeof(line));
+		line.h = *h;
+		h = &line.h;
+	}
 	if (contig)
-		return MPIDI_BIP_ctl_sendv(node, h, sizeof(*h),
+		return MPIDI_BIP_ctl_sendv(node, h, hdr_len,
 					   MPIR_get_contig_ptr(buf, true_lb),
 					   data_sz);
-	return send_short_packed(node, h, buf, count, datatype, data_sz);
+	return send_short_packed(node, h, hdr_len, buf, count, datatype,
+				 data_sz);
 }
 
 /* A new request of kind whose errors go to comm's handler; *req_p NULL

@@ -148,6 +148,8 @@ int main(int argc, char **argv)
 	}
 	memcpy(buf, &h, sizeof(h));
 	save(argv[1], "short", peer, 5, buf, sizeof(h) + 8);
+	/* Behind a header line (MPIDI_BIP_short_hdr_len). */
+	save(argv[1], "short-line", peer, 5, buf, MPIDI_BIP_SHORT_LINE + 8);
 	h.type = MPIDI_BIP_CTL_CREDITS;
 	h.len = 0;
 	save(argv[1], "credits", peer, 5, &h, sizeof(h));

@@ -63,6 +63,47 @@ static const struct {
 	{ 32, MPIDI_BIP_CTL_DROP_SIZE, "unknown ack flag" },
 };
 
+/* A SHORT message's header takes a whole line exactly where that costs
+ * no line more (the data then starts on a line); the receiver takes the
+ * data as the message's last h.len bytes behind either header, and no
+ * other gap. */
+static void test_short_line(unsigned char *buf)
+{
+	static const struct {
+		size_t data_sz, hdr_len;
+	} rule[] = {
+		{ 0, 16 }, { 16, 16 }, { 48, 16 }, { 49, 64 }, { 64, 64 },
+		{ 65, 16 }, { 112, 16 }, { 113, 64 }, { 1024, 64 },
+		{ 1040, 16 }, { 4095, 64 }, { 4096, 64 },
+		{ BIP_SMALL_MAX - 64, 64 }, { BIP_SMALL_MAX - 16, 16 },
+	};
+	MPIDI_BIP_ctl_t h = { .type = MPIDI_BIP_CTL_SHORT, .len = 100 };
+	MPIDI_BIP_ctl_msg_t m;
+	size_t fixed = 0;
+
+	for (size_t i = 0; i < sizeof(rule) / sizeof(rule[0]); i++)
+		CHECK(MPIDI_BIP_short_hdr_len(rule[i].data_sz) ==
+			      rule[i].hdr_len,
+		      "%zu bytes of data: a header of %zu, want %zu",
+		      rule[i].data_sz,
+		      MPIDI_BIP_short_hdr_len(rule[i].data_sz),
+		      rule[i].hdr_len);
+	memset(buf, 0, 256);
+	memcpy(buf, &h, sizeof(h));
+	CHECK(MPIDI_BIP_ctl_decode(buf, 164, &peer, &m, &fixed) == 0 &&
+		      fixed == 64,
+	      "short behind a header line: data at %zu, want 64", fixed);
+	CHECK(MPIDI_BIP_ctl_decode(buf, 116, &peer, &m, &fixed) == 0 &&
+		      fixed == 16,
+	      "short behind a 16-byte header: data at %zu, want 16", fixed);
+	expect(buf, 148, MPIDI_BIP_CTL_DROP_LENGTH, "short, 32-byte gap");
+	expect(buf, 165, MPIDI_BIP_CTL_DROP_LENGTH, "short, 65-byte gap");
+	h.len = 0;
+	memcpy(buf, &h, sizeof(h));
+	expect(buf, 64, 0, "empty short behind a header line");
+	expect(buf, 63, MPIDI_BIP_CTL_DROP_LENGTH, "empty short, 47-byte gap");
+}
+
 static void test_decode(void)
 {
 	unsigned char buf[256] = { 0 };
@@ -82,6 +123,7 @@ static void test_decode(void)
 	memcpy(buf, &h, sizeof(h));
 	expect(buf, 24, 0, "short");
 	expect(buf, 23, MPIDI_BIP_CTL_DROP_LENGTH, "short, data missing");
+	test_short_line(buf);
 	h.rank = -2;
 	memcpy(buf, &h, sizeof(h));
 	expect(buf, 24, MPIDI_BIP_CTL_DROP_SIZE, "short from rank -2");
