@@ -203,14 +203,14 @@ int MPIDI_BIP_ctl_decode(const void *bytes, size_t len,
 
 static inline size_t MPIDI_BIP_short_hdr_len(size_t data_sz)
 {
+	/* What a 16-byte header leaves of its line. */
+	const size_t room = MPIDI_BIP_SHORT_LINE - sizeof(MPIDI_BIP_ctl_t);
 	size_t tail = data_sz % MPIDI_BIP_SHORT_LINE;
 
-	return data_sz > MPIDI_BIP_SHORT_LINE - sizeof(MPIDI_BIP_ctl_t) &&
-			       (!tail || tail > MPIDI_BIP_SHORT_LINE -
-							sizeof(MPIDI_BIP_ctl_t)) &&
-			       data_sz <= BIP_SMALL_MAX - MPIDI_BIP_SHORT_LINE
-		       ? MPIDI_BIP_SHORT_LINE
-		       : sizeof(MPIDI_BIP_ctl_t);
+	if (data_sz <= room || (tail && tail <= room) ||
+	    data_sz > BIP_SMALL_MAX - MPIDI_BIP_SHORT_LINE)
+		return sizeof(MPIDI_BIP_ctl_t);
+	return MPIDI_BIP_SHORT_LINE;
 }
 
 /*
