@@ -471,16 +471,24 @@ static inline void bipfw_tx_wake(struct bipfw *fw, int peer)
 	}
 }
 
+/* A copy into a send slot or a link's room; plain: by plain stores, for a
+ * record within its port's plain_max. */
+static inline void bipfw_copy(void *dst, const void *src, size_t len,
+			      bool plain)
+{
+	if (plain)
+		bip_copy_plain(dst, src, len);
+	else
+		bip_copy(dst, src, len);
+}
+
 /* Gather a small message's pieces into dst (a send slot's copy, or the
- * link's room; plain: by plain stores, as the link's plain_max says). */
+ * link's room), as bipfw_copy. */
 static inline void bipfw_gather(uint8_t *dst, const struct iovec *iov,
 				int iovcnt, bool plain)
 {
 	for (int i = 0; i < iovcnt; i++) {
-		if (plain)
-			bip_copy_plain(dst, iov[i].iov_base, iov[i].iov_len);
-		else
-			bip_copy(dst, iov[i].iov_base, iov[i].iov_len);
+		bipfw_copy(dst, iov[i].iov_base, iov[i].iov_len, plain);
 		dst += iov[i].iov_len;
 	}
 }

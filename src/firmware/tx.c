@@ -64,10 +64,8 @@ static int commit_copy(const struct bipfw_port *w, int peer,
 		w->cls->commit_ref(w->ctx, peer, pkt, payload, trailing);
 		return 0;
 	}
-	if (trailing && trailing <= w->plain_max)
-		bip_copy_plain(pkt + 1, payload, trailing);
-	else if (trailing)
-		bip_copy(pkt + 1, payload, trailing);
+	if (trailing)
+		bipfw_copy(pkt + 1, payload, trailing, trailing <= w->plain_max);
 	/* Header last (bipfw_tx_small says why). */
 	memcpy(pkt, h, sizeof(*h));
 	w->cls->commit(w->ctx, peer, pkt, trailing);
