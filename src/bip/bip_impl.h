@@ -16,6 +16,10 @@ struct bip_pmi;
 struct bip_idle {
 	bool crowded;              /* more nodes on the host than cores */
 	uint64_t spin_ns, yield_ns;
+	uint64_t watched_yield_ns; /* yield_ns after a long watched wait */
+	const uint64_t *watched;   /* bip_mem_watch's word, or NULL */
+	uint64_t watch_ns;         /* when that watch began */
+	bool watch_long;           /* the last watch was a long wait */
 	uint64_t spin_cur;         /* this wait's spin: spin_ns at most */
 	bool handed;               /* the last yield gave the core away */
 	unsigned empty;            /* empty polls in a row */
@@ -52,6 +56,8 @@ void bip_idle_setup(bip_ep_t *ep, int local_nodes);
 void bip_idle_close(bip_ep_t *ep);
 /* A new wait starts: spin first. */
 void bip_idle_restart(bip_ep_t *ep);
+/* bip_mem_watch's word now (NULL: the watch ended), for the policy. */
+void bip_idle_watch(bip_ep_t *ep, const uint64_t *word);
 /* One more empty poll of the current wait: spin, yield or sleep (at most
  * sleep_us) as its length says. own_loop: the polls are ours, back to back,
  * with no gap to tell work from waiting. */

@@ -32,7 +32,8 @@ static const struct bip_knob_def own_knobs[] = {
 	{ { "BIP_YIELD_US", "microseconds|auto", "auto",
 	    "With BIP_IDLE=block: how long it yields before blocking. auto: "
 	    "1000, or 20000 when the host has more nodes than this process "
-	    "may use cores." },
+	    "may use cores (then 100 for a wait on a watched word after a "
+	    "long one, see bip_mem_watch)." },
 	  BIP_KNOB_COUNT_AUTO, 0, 10000000, NULL, U(yield_us) },
 	{ { "BIP_SLICE_US", "microseconds|auto", "auto",
 	    "The time slice the process asks of the scheduler (Linux 6.6 "

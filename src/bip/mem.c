@@ -41,6 +41,9 @@ static struct bip_mem *mem_find(bip_ep_t *ep, const void *addr, bool ours)
 
 static void mem_end(bip_ep_t *ep, struct bip_mem *m)
 {
+	/* The NIC program's watch of a word in it ends too. */
+	if ((uintptr_t)ep->idle.watched - (uintptr_t)m->addr < m->len)
+		ep->idle.watched = NULL;
 	if (m->node < 0)
 		bipfw_mem_free(ep->fw, m->addr, m->len, m->key);
 	else
@@ -134,9 +137,14 @@ int bip_mem_unmap(bip_ep_t *ep, void *addr)
 
 int bip_mem_watch(bip_ep_t *ep, const uint64_t *word, uint64_t value)
 {
+	int rc;
+
 	if (!ep)
 		return -BIP_EINVAL;
-	return bipfw_mem_watch(ep->fw, word, value);
+	rc = bipfw_mem_watch(ep->fw, word, value);
+	if (!rc)
+		bip_idle_watch(ep, word);
+	return rc;
 }
 
 int bip_mem_wake_barrier(bip_ep_t *ep)

@@ -60,6 +60,22 @@ expect "test_node_coll: passed" "waiters in a barrier woken by the last arrival"
 [ "$(counter sleeps | sort -n | tail -n 1)" -gt 0 ] ||
 	{ echo "FAILED: no rank slept in a barrier 20 ms long"; exit 1; }
 
+# With more ranks than cores, ranks that wait long in a collective while
+# two others stream (20000 messages, many milliseconds) sleep there once
+# their last such wait was long (BIP's idle policy, bip_idle_watch), not
+# yield for 20 ms: their yields took the streaming ranks' cores (0.34-0.65
+# us a message, 0.15-0.17 with the sleeps). Before, they never slept.
+if [ "$(nproc)" -lt 4 ]; then
+	MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 4 "$W/test_node_coll" 6 stream
+	expect "test_node_coll: passed" "a stream between 2 of 4 ranks, 2 in a collective"
+	echo "$out" | sed -n 's/.*netmod rank \([0-9]*\):.*, sleeps \([0-9]*\),.*/\1 \2/p' |
+		awk '$1 >= 2 { n++; if ($2 == 0) bad = 1; print "rank " $1 ": " $2 " sleeps" }
+		     END { exit !(n == 2 && !bad) }' ||
+		{ echo "FAILED: a rank waiting in a collective during a stream never slept"; exit 1; }
+else
+	echo "SKIP: waiters asleep during a stream: $(nproc) cores, so 4 ranks are not more than cores"
+fi
+
 # Back-to-back collectives, each wait short, are no long wait to BIP's idle
 # policy: an arrival counts as an event there. Before, the empty polls of
 # many made one: each wait then slept and was woken (9357 sleeps in 51022

@@ -23,7 +23,7 @@
  *   - the same on a split communicator with the ranks in reverse order,
  *     on a dup, and with point-to-point traffic interleaved.
  *
- *   test_node_coll [ITERS [threads|exit [INTS]|alltoall INTS|wake]]
+ *   test_node_coll [ITERS [threads|exit [INTS]|alltoall INTS|wake|stream]]
  *
  * With "threads": MPI_THREAD_MULTIPLE, and THREADS threads per rank at
  * once, each with allreduces and bcasts on a communicator of its own, one
@@ -36,7 +36,11 @@
  * reaches LATE_US late, so that the others sleep (under 30 % of a core
  * used while they wait); they must leave within
  * WOKEN_US of its arrival in most of them (a sleep that nothing wakes
- * ends after up to 1 ms: about 1 in 5 would).
+ * ends after up to 1 ms: about 1 in 5 would). With "stream": ITERS times,
+ * rank 0 sends rank 1 a stream of STREAM_MSGS messages of 8 bytes that
+ * rank 1 receives and checks, while the other ranks wait for both in an
+ * allreduce (with more ranks than cores they should sleep there, not
+ * take the streaming ranks' cores: node_coll.sh counts their sleeps).
  * Prints "test_node_coll: passed" on rank 0.
  */
 #include <mpi.h>
@@ -491,6 +495,32 @@ static void threads(int iters)
 
 /* The end of every mode: passed once every rank got here (the "exit"
  * mode leaves without a last barrier, right after its collectives). */
+/* See "stream" above. */
+#define STREAM_MSGS 20000
+static void stream(int iters)
+{
+	/* The communicator's shared memory is set up at its ninth. */
+	for (int i = 0; i < 10; i++)
+		MPI_Barrier(MPI_COMM_WORLD);
+	for (int it = 0; it < iters; it++) {
+		double x = 1, y = 0;
+
+		for (int m = 0; m < STREAM_MSGS && rank < 2 && size > 1; m++) {
+			long v = (long)it * STREAM_MSGS + m, got = -1;
+
+			if (rank == 0)
+				MPI_Send(&v, 1, MPI_LONG, 1, 9, MPI_COMM_WORLD);
+			else
+				MPI_Recv(&got, 1, MPI_LONG, 0, 9,
+					 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			CHECK(rank == 0 || got == v, "stream message %ld: %ld",
+			      v, got);
+		}
+		MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+		CHECK(y == size, "allreduce after a stream: %g", y);
+	}
+}
+
 static int passed(int barrier)
 {
 	if (barrier)
@@ -520,6 +550,10 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	if (!strcmp(mode, "wake")) {
 		woken(iters);
+		return passed(1);
+	}
+	if (!strcmp(mode, "stream")) {
+		stream(iters);
 		return passed(1);
 	}
 	if (!strcmp(mode, "exit") || !strcmp(mode, "alltoall")) {
