@@ -277,8 +277,8 @@ static void say_cpu(bip_ep_t *ep)
  * WATCHED_YIELD_NS only, then sleeps, if the last such wait lasted
  * WATCH_LONG_NS or more; else for yield_ns, as any wait. A node whose
  * collective waits are long waits while others work (2 of 4 ranks on 2
- * cores stream, the other 2 in an allreduce: 0.34-0.65 us a message, the
- * waiters yielding 12000 times each and never asleep; 0.15-0.17 so, Open
+ * cores stream, the other 2 in an allreduce: 0.34-0.80 us a message, the
+ * waiters yielding 12000 times each and never asleep; 0.16-0.28 so, Open
  * MPI's 0.15-0.23), and its yields take their cores. Short ones keep
  * yielding: a sleeper that a collective waits for holds up every rank
  * (every such wait after 100 us: the NAS patterns on 16 ranks 1.01-1.12
