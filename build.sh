@@ -1,7 +1,8 @@
 #!/bin/sh
 # build.sh - the quick start: install what the build needs (Debian 12),
 # build and install bipmpi (libbip, and MPICH 4.0.2 with the bip netmod:
-# mpicc, mpifort, mpiexec), and run an MPI program over BIP.
+# mpicc, mpifort, mpiexec), measure the machine for its profile, and run an
+# MPI program over BIP.
 #
 #   ./build.sh            build, install into $PREFIX (default ./_prefix),
 #                         and run MPI and BIP programs over BIP
@@ -67,6 +68,14 @@ build() {
 	make -j"$jobs"
 	make install >/dev/null
 	cd "$top"
+	# The machine profile, measured once on this machine (bipmpi-tune
+	# measures again when run by hand).
+	if [ -x "$PREFIX/bin/bipmpi-tune" ] && [ ! -f "$PREFIX/etc/bip/profile" ]
+	then
+		echo "== measuring this machine for the profile (bipmpi-tune)"
+		"$PREFIX/bin/bipmpi-tune" ||
+			echo "build.sh: bipmpi-tune failed: built-in defaults are used"
+	fi
 }
 
 install_packages

@@ -37,7 +37,8 @@ CPPFLAGS="-I$s/bip -I$s/firmware -I$s/common -I$s/netmod"
 # The harnesses: name, source, what it links.
 harnesses="fuzz_rx:test/firmware/fuzz_rx.c:fw fuzz_shm:test/firmware/fuzz_shm.c:fw
 	fuzz_dgram:test/firmware/fuzz_dgram.c:fw
-	fuzz_card:test/bip/fuzz_card.c:bip fuzz_ctl:test/netmod/fuzz_ctl.c:ctl"
+	fuzz_card:test/bip/fuzz_card.c:bip fuzz_ctl:test/netmod/fuzz_ctl.c:ctl
+	fuzz_profile:test/common/fuzz_profile.c:fw"
 
 mkdir -p "$b/crashes" || exit 1
 cd "$b" || exit 1

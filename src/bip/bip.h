@@ -230,6 +230,12 @@ int bip_test_nopoll(bip_ep_t *ep, bip_req_t *req, int *done,
  * the self wire); SIZE_MAX: node cannot read ours. */
 size_t bip_read_min(bip_ep_t *ep, int node);
 
+/* The smallest message of a stream (messages sent back to back) to node
+ * that node had better read in one copy than take through the rings: at
+ * least bip_read_min, and above BIP_STREAM_RING_MAX (measured per machine
+ * by bipmpi-tune); SIZE_MAX: node cannot read ours. */
+size_t bip_stream_read_min(bip_ep_t *ep, int node);
+
 /* One-sided: 1 when node's memory can be read and written by bip_read and
  * bip_write with no action by node (on this host, cross-memory attach
  * allowed), else 0 (send messages instead). */
@@ -368,9 +374,20 @@ int bip_peer_gone(const bip_ep_t *ep, int node);
 /* The i-th knob, or NULL past the last. */
 const struct bip_knob_desc *bip_knob(unsigned i);
 
-/* Check the knob's value in the environment (its default if unset):
+/* Check the knob's value (its variable's, else the machine profile's, else
+ * its default):
  * 0, or -BIP_EINVAL with the reason written to why (if not NULL). */
 int bip_knob_check(unsigned i, char *why, size_t len);
+
+/* The machine profile's value of the i-th knob (used where its variable is
+ * not set), or NULL. */
+const char *bip_knob_profile(unsigned i);
+
+/* The machine profile, a file of knob defaults measured on this machine
+ * (BIP_PROFILE, bip(7)): 1 if one applies, 0 if none (absent, or measured
+ * on another machine), -BIP_EINVAL if it is malformed or BIP_PROFILE names
+ * a file that cannot be read; why says which file and why. */
+int bip_profile(char *why, size_t len);
 
 /* --- wires ---------------------------------------------------------------- */
 

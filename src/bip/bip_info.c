@@ -2,7 +2,7 @@
  * bip_info.c - what BIP would do on this machine: version, every wire with
  * its reach and state, how copies fare here, limits, and every knob with
  * its default, current value and description (printed from libbip's knob
- * tables). With -p, under a launcher: the wire each peer of the job is
+ * tables), and the machine profile that sets some of them. With -p, under a launcher: the wire each peer of the job is
  * reached by, and why.
  */
 #include <stdio.h>
@@ -93,7 +93,8 @@ static int print_peers(void)
 int main(int argc, char **argv)
 {
 	const struct bip_knob_desc *k;
-	int bad = 0;
+	char why[512];
+	int bad, rc;
 
 	if (argc == 2 && strcmp(argv[1], "-p") == 0)
 		return print_peers();
@@ -110,13 +111,18 @@ int main(int argc, char **argv)
 	       BIP_SMALL_MAX);
 	printf("business card:     at most %d bytes\n", BIP_CARD_MAX);
 	print_memory();
+	rc = bip_profile(why, sizeof(why));
+	printf("machine profile:   %s%s\n", rc < 0 ? "INVALID: " : "", why);
+	bad = rc < 0;
 	printf("\nknobs (environment variables):\n");
 	for (unsigned i = 0; (k = bip_knob(i)); i++) {
-		char why[256];
-		const char *now = getenv(k->name);
+		const char *now = getenv(k->name), *mine = bip_knob_profile(i);
 
 		printf("  %-22s default %-8s %s\n", k->name, k->def,
-		       now ? "" : "(not set)");
+		       now ? "" : mine ? "(profile)" : "(not set)");
+		if (mine)
+			printf("  %-22s profile %s%s\n", "", mine,
+			       now ? " (the variable wins)" : "");
 		if (now)
 			printf("  %-22s set to  %s\n", "", now);
 		printf("  %-22s %s: %s\n", "", k->type, k->help);

@@ -8,6 +8,7 @@
 #include "bip.h"
 #include "knobs.h"
 #include "log.h"
+#include "profile.h"
 
 static const char *const log_choices[] = { "error", "warn", "info", "debug",
 					    "trace", NULL };
@@ -15,6 +16,8 @@ static const char *const idle_choices[] = { "block", "yield", "spin", NULL };
 static const char *const spread_choices[] = { "auto", "off", NULL };
 
 #define U(field) BIP_KNOB_UINT(struct bip_knobs, field)
+#define Z(field) BIP_KNOB_SIZE_T(struct bip_knobs, field)
+#define T(field) BIP_KNOB_CHARS(struct bip_knobs, field)
 
 static const struct bip_knob_def own_knobs[] = {
 	{ { "BIP_LOG", "error|warn|info|debug|trace", "warn",
@@ -50,6 +53,20 @@ static const struct bip_knob_def own_knobs[] = {
 	{ { "BIP_CLOSE_TIMEOUT_MS", "milliseconds", "10000",
 	    "How long bip_close waits for unacknowledged sends." },
 	  BIP_KNOB_COUNT, 0, 3600000, NULL, U(close_timeout_ms) },
+	{ { "BIP_STREAM_RING_MAX", "size", "4k",
+	    "Largest message of a stream (messages sent back to back to one "
+	    "process of the host) that is better carried by the rings, both "
+	    "processes copying, than read by its receiver in one copy "
+	    "(bip_stream_read_min; MPI's eager protocol against its "
+	    "three-way). Which is faster depends on the machine: bipmpi-tune "
+	    "measures it into the machine profile." },
+	  BIP_KNOB_SIZE, 0, 1 << 30, NULL, Z(stream_ring_max) },
+	{ { "BIP_PROFILE", "file|auto|none", "auto",
+	    "The machine profile: a file of knob defaults measured on this "
+	    "machine (bipmpi-tune writes it), used where the environment "
+	    "does not set a knob. auto: the installed one, if any "
+	    "(PREFIX/etc/bip/profile). none: no profile." },
+	  BIP_KNOB_TEXT, 0, 256, NULL, T(profile) },
 };
 
 static const struct bip_knob_table own = BIP_KNOB_TABLE(own_knobs);
@@ -108,6 +125,21 @@ int bip_knob_check(unsigned i, char *why, size_t len)
 	if (!k)
 		return -BIP_EINVAL;
 	return bip_knob_def_check(k, why ? why : buf, why ? len : sizeof(buf));
+}
+
+const char *bip_knob_profile(unsigned i)
+{
+	const struct bip_knob_def *k = knob_at(i);
+
+	return k ? bip_knob_def_profile(k) : NULL;
+}
+
+int bip_profile(char *why, size_t len)
+{
+	const struct bip_profile *p;
+	int rc = bip_profile_load(&p, why, len);
+
+	return rc ? rc : p != NULL;
 }
 
 int bip_knobs_load(struct bip_knobs *k)

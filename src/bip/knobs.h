@@ -16,6 +16,8 @@ struct bip_knobs {
 	unsigned slice_us;
 	unsigned spread; /* enum bip_spread */
 	unsigned close_timeout_ms;
+	size_t stream_ring_max;
+	char profile[256];
 	struct bipfw_config fw; /* its knob fields */
 };
 

@@ -292,6 +292,15 @@ size_t bip_read_min(bip_ep_t *ep, int node)
 	return bipfw_read_min(ep->fw, node);
 }
 
+size_t bip_stream_read_min(bip_ep_t *ep, int node)
+{
+	size_t min = bip_read_min(ep, node);
+
+	if (min == SIZE_MAX || min > ep->k.stream_ring_max)
+		return min;
+	return ep->k.stream_ring_max + 1;
+}
+
 int bip_rma_reach(bip_ep_t *ep, int node)
 {
 	return ep && node >= 0 && node < bip_nnodes(ep) &&

@@ -8,6 +8,7 @@
 #include "bip_errno.h"
 #include "knob.h"
 #include "log.h"
+#include "profile.h"
 
 static int parse_size(const char *s, unsigned long long *v)
 {
@@ -109,18 +110,61 @@ static int parse_knob(const struct bip_knob_def *k, const char *text,
 	return 0;
 }
 
-static const char *knob_text(const struct bip_knob_def *k)
+/* The profile's value of a knob, or NULL (none, or the knob naming the
+ * profile itself). */
+const char *bip_knob_def_profile(const struct bip_knob_def *k)
+{
+	const struct bip_profile *p;
+
+	if (strcmp(k->d.name, "BIP_PROFILE") == 0 ||
+	    bip_profile_load(&p, NULL, 0) || !p)
+		return NULL;
+	return bip_profile_get(p, k->d.name);
+}
+
+/* Rule: a variable set by hand wins over the machine profile, which wins
+ * over the built-in default. */
+static const char *knob_text(const struct bip_knob_def *k, const char **from)
 {
 	const char *v = getenv(k->d.name);
 
-	return v && *v ? v : k->d.def;
+	*from = "";
+	if (v && *v)
+		return v;
+	if ((v = bip_knob_def_profile(k))) {
+		*from = " (from the machine profile)";
+		return v;
+	}
+	return k->d.def;
+}
+
+/* Parse a knob's current text into v: 0, or -BIP_EINVAL with the reason
+ * (and where the text came from) in why. A malformed profile fails every
+ * knob. */
+static int knob_value(const struct bip_knob_def *k, const char **text,
+		      unsigned long long *v, char *why, size_t len)
+{
+	const struct bip_profile *p;
+	const char *from;
+	size_t n;
+
+	if (bip_profile_load(&p, why, len))
+		return -BIP_EINVAL;
+	*text = knob_text(k, &from);
+	if (!parse_knob(k, *text, v, why, len))
+		return 0;
+	n = strlen(why);
+	if (n < len)
+		snprintf(why + n, len - n, "%s", from);
+	return -BIP_EINVAL;
 }
 
 int bip_knob_def_check(const struct bip_knob_def *k, char *why, size_t len)
 {
 	unsigned long long v;
+	const char *text;
 
-	return parse_knob(k, knob_text(k), &v, why, len);
+	return knob_value(k, &text, &v, why, len);
 }
 
 int bip_knob_table_load(const struct bip_knob_table *t, void *out)
@@ -128,10 +172,11 @@ int bip_knob_table_load(const struct bip_knob_table *t, void *out)
 	for (unsigned i = 0; i < t->n; i++) {
 		const struct bip_knob_def *k = &t->defs[i];
 		unsigned long long v;
+		const char *text;
 		uint8_t *field;
-		char why[256];
+		char why[600];
 
-		if (parse_knob(k, knob_text(k), &v, why, sizeof(why))) {
+		if (knob_value(k, &text, &v, why, sizeof(why))) {
 			bip_err("invalid knob %s", why);
 			return -BIP_EINVAL;
 		}
@@ -139,7 +184,7 @@ int bip_knob_table_load(const struct bip_knob_table *t, void *out)
 			continue;
 		field = (uint8_t *)out + k->off;
 		if (k->kind == BIP_KNOB_TEXT) {
-			memcpy(field, knob_text(k), v + 1);
+			memcpy(field, text, v + 1);
 		} else if (k->kind == BIP_KNOB_SIZE ||
 			   k->kind == BIP_KNOB_SIZE_AUTO) {
 			size_t s = (size_t)v;

@@ -53,11 +53,15 @@ struct bip_knob_table {
 
 #define BIP_KNOB_TABLE(defs) { (defs), sizeof(defs) / sizeof((defs)[0]) }
 
-/* Check the environment's value of one knob (its default if unset):
+/* The machine profile's value of a knob (profile.h), or NULL. */
+const char *bip_knob_def_profile(const struct bip_knob_def *k);
+
+/* Check the value of one knob (its environment variable's, else the
+ * machine profile's, else its default):
  * 0, or -BIP_EINVAL with the reason in why. */
 int bip_knob_def_check(const struct bip_knob_def *k, char *why, size_t len);
 
-/* Read every knob of a table from the environment into the struct at out
+/* Read every knob of a table (as bip_knob_def_check takes it) into the struct at out
  * (NULL: only check them): 0, or -BIP_EINVAL (logged with the knob's name
  * and the reason). */
 int bip_knob_table_load(const struct bip_knob_table *t, void *out);

@@ -63,8 +63,10 @@ cvars:
         completed a receive since its last such message to that rank (a
         ping-pong, an exchange, a ring); one sent right behind another (a
         stream) takes the three-way protocol, whose receiver copies the
-        data once where the pieces are copied twice. -1: 4096, or the
-        eager limit with more ranks on the host than cores (a three-way
+        data once where the pieces are copied twice. -1: what BIP
+        measured on this machine (BIP_STREAM_RING_MAX, from the machine
+        profile bipmpi-tune writes; 4096 without one), or the eager
+        limit with more ranks on the host than cores (a three-way
         message waits for its receiver to be scheduled, twice).
 
     - name        : MPIR_CVAR_CH4_BIP_RNDV_THRESHOLD
@@ -348,11 +350,11 @@ int MPIDI_BIP_init_local(int *tag_bits)
 	g->eager_limit = MPIR_CVAR_CH4_BIP_EAGER_LIMIT >= 0
 				 ? (size_t)MPIR_CVAR_CH4_BIP_EAGER_LIMIT
 				 : 65536;
-	g->eager_stream_limit =
-		MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT >= 0
-			? (size_t)MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT
-		: g->crowded ? g->eager_limit
-			     : 4096;
+	/* Otherwise BIP says where streams had better be read, as
+	 * measured on this machine (bip_stream_read_min, at connect). */
+	g->eager_stream_limit = MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT >= 0
+					? (size_t)MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT
+					: g->eager_limit;
 	/* The netmod matches MPI tags itself: a full int travels. */
 	*tag_bits = MPIR_TAG_BITS_DEFAULT;
 fn_exit:
@@ -448,12 +450,18 @@ int MPIDI_BIP_init_world(void)
 		 * it, it can read of us. */
 		g->peers[i].read_min = bip_read_min(g->ep, i);
 		/* Streams take three-way for its receiver's single copy:
-		 * only to a rank that can read our memory. */
-		g->peers[i].stream_min =
-			g->peers[i].read_min == SIZE_MAX
-				? SIZE_MAX
-				: MPL_MAX(g->eager_stream_limit + 1,
-					  g->peers[i].read_min);
+		 * only to a rank that can read our memory, from the size
+		 * at which reading beats the rings on this machine. */
+		if (g->peers[i].read_min == SIZE_MAX)
+			g->peers[i].stream_min = SIZE_MAX;
+		else if (MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT >= 0 ||
+			 g->crowded)
+			g->peers[i].stream_min =
+				MPL_MAX(g->eager_stream_limit + 1,
+					g->peers[i].read_min);
+		else
+			g->peers[i].stream_min =
+				bip_stream_read_min(g->ep, i);
 	}
 fn_exit:
 	MPL_free(theirs);
