@@ -145,6 +145,7 @@ int bip_profile(char *why, size_t len)
 int bip_knobs_load(struct bip_knobs *k)
 {
 	const struct bip_knob_table *t;
+	char why[512];
 	size_t off;
 
 	memset(k, 0, sizeof(*k));
@@ -156,5 +157,7 @@ int bip_knobs_load(struct bip_knobs *k)
 			return rc;
 	}
 	bip_log_threshold = (int)k->log;
+	(void)bip_profile(why, sizeof(why));
+	bip_info("machine profile (BIP_PROFILE=%s): %s", k->profile, why);
 	return 0;
 }

@@ -17,7 +17,7 @@ struct bip_knobs {
 	unsigned spread; /* enum bip_spread */
 	unsigned close_timeout_ms;
 	size_t stream_ring_max;
-	char profile[256];
+	char profile[256]; /* as set; profile.c read it before any knob */
 	struct bipfw_config fw; /* its knob fields */
 };
 

@@ -350,8 +350,9 @@ int MPIDI_BIP_init_local(int *tag_bits)
 	g->eager_limit = MPIR_CVAR_CH4_BIP_EAGER_LIMIT >= 0
 				 ? (size_t)MPIR_CVAR_CH4_BIP_EAGER_LIMIT
 				 : 65536;
-	/* Otherwise BIP says where streams had better be read, as
-	 * measured on this machine (bip_stream_read_min, at connect). */
+	/* The stream limit when set by hand or crowded; else BIP says at
+	 * connect where streams had better be read, as measured on this
+	 * machine (bip_stream_read_min). */
 	g->eager_stream_limit = MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT >= 0
 					? (size_t)MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT
 					: g->eager_limit;
