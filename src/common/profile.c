@@ -178,7 +178,7 @@ static int read_profile(const char *path)
 	char reason[160];
 	size_t n = 0;
 	ssize_t r = 1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int err, fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0) {
 		if (errno == ENOENT)
@@ -190,10 +190,11 @@ static int read_profile(const char *path)
 	while (n < sizeof(text) &&
 	       (r = read(fd, text + n, sizeof(text) - n)) > 0)
 		n += (size_t)r;
+	err = errno; /* close may change it */
 	close(fd);
 	if (r < 0 || n > BIP_PROFILE_BYTES) {
 		snprintf(loaded.why, sizeof(loaded.why), "profile %s: %s", path,
-			 r < 0 ? strerror(errno) : "larger than 16 KiB");
+			 r < 0 ? strerror(err) : "larger than 16 KiB");
 		return -BIP_EINVAL;
 	}
 	if (bip_profile_parse(text, n, &loaded.profile, reason,

@@ -350,12 +350,14 @@ int MPIDI_BIP_init_local(int *tag_bits)
 	g->eager_limit = MPIR_CVAR_CH4_BIP_EAGER_LIMIT >= 0
 				 ? (size_t)MPIR_CVAR_CH4_BIP_EAGER_LIMIT
 				 : 65536;
-	/* The stream limit when set by hand or crowded; else BIP says at
-	 * connect where streams had better be read, as measured on this
+	/* The stream limit set by hand, or crowded; else SIZE_MAX: BIP says
+	 * at connect where streams had better be read, as measured on this
 	 * machine (bip_stream_read_min). */
-	g->eager_stream_limit = MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT >= 0
-					? (size_t)MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT
-					: g->eager_limit;
+	g->eager_stream_limit =
+		MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT >= 0
+			? (size_t)MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT
+		: g->crowded ? g->eager_limit
+			     : SIZE_MAX;
 	/* The netmod matches MPI tags itself: a full int travels. */
 	*tag_bits = MPIR_TAG_BITS_DEFAULT;
 fn_exit:
@@ -455,14 +457,13 @@ int MPIDI_BIP_init_world(void)
 		 * at which reading beats the rings on this machine. */
 		if (g->peers[i].read_min == SIZE_MAX)
 			g->peers[i].stream_min = SIZE_MAX;
-		else if (MPIR_CVAR_CH4_BIP_EAGER_STREAM_LIMIT >= 0 ||
-			 g->crowded)
+		else if (g->eager_stream_limit == SIZE_MAX)
+			g->peers[i].stream_min =
+				bip_stream_read_min(g->ep, i);
+		else
 			g->peers[i].stream_min =
 				MPL_MAX(g->eager_stream_limit + 1,
 					g->peers[i].read_min);
-		else
-			g->peers[i].stream_min =
-				bip_stream_read_min(g->ep, i);
 	}
 fn_exit:
 	MPL_free(theirs);

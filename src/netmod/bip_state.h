@@ -215,7 +215,8 @@ typedef struct {
 	size_t short_limit;             /* largest SHORT payload */
 	size_t rndv_threshold;          /* smallest rendezvous message */
 	size_t eager_limit;             /* largest eager one */
-	size_t eager_stream_limit;      /* largest eager one behind others */
+	size_t eager_stream_limit;      /* largest eager one behind others;
+					 * SIZE_MAX: bip_stream_read_min */
 	uint64_t recvs_done;            /* receives completed so far */
 	size_t fragment;                /* rendezvous fragment */
 	size_t split_min;               /* smallest read shared with the
