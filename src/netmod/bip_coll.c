@@ -139,6 +139,24 @@ cvars:
         where they share cores (the largest any rank of the communicator
         takes). 0: never. Must be the same on every rank.
 
+    - name        : MPIR_CVAR_CH4_BIP_NODE_ALLREDUCE_SPLIT
+      category    : CH4_BIP
+      type        : int
+      default     : 32768
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        An allreduce of a communicator within one host of this many bytes
+        or more goes through its shared memory as a reduce-scatter and an
+        allgather, in pieces: each rank reduces 1/n of every piece and
+        copies the others' shares out, where it would otherwise reduce
+        every rank's part whole. Of any size above 2 ranks; on 2, only up
+        to the size of the other reductions there (MPIR_CVAR_CH4_BIP_NODE_COLL_MAX),
+        beyond which MPICH's algorithms over point-to-point, whose
+        messages the receiver reads in one copy, measured faster. -1:
+        never. Must be the same on every rank.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
@@ -156,6 +174,7 @@ cvars:
 
 MPI_Aint MPIDI_BIP_coll_max = -1;
 MPI_Aint MPIDI_BIP_coll_alltoall_max = -1;
+MPI_Aint MPIDI_BIP_coll_split_min = -1;
 /* An alltoall goes in rounds (alltoall_rounds) up to this many times
  * coll_max bytes a rank (a round or two more: slices are whole lines),
  * above 2 ranks: it copies twice where messages copy once (read by the
@@ -194,6 +213,8 @@ struct MPIDI_BIP_coll {
 	size_t head;    /* where our next chunk goes */
 	struct coll_chunk chunks[SLOTS];
 	unsigned first, nchunks;
+	/* Every rank's part of a split allreduce's piece (allreduce_split). */
+	const char *parts[];
 };
 
 void MPIDI_BIP_coll_init(void)
@@ -210,6 +231,9 @@ void MPIDI_BIP_coll_init(void)
 					CACHELINE
 			? ALLTOALL_ROUNDS * MPIDI_BIP_coll_max
 			: MPIDI_BIP_coll_max;
+	MPIDI_BIP_coll_split_min = MPIDI_BIP_coll_max < 0
+					   ? -1
+					   : MPIR_CVAR_CH4_BIP_NODE_ALLREDUCE_SPLIT;
 }
 
 /* The rings start half a page past the slots (the sleepers' words lie
@@ -551,7 +575,7 @@ static int begin(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, size_t bytes,
 struct coll_card {
 	uint64_t key, off; /* key 0: no shared memory */
 	uint64_t len;
-	int64_t max, ranks, read_min;
+	int64_t max, ranks, read_min, split_min;
 };
 
 /* MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN, auto resolved here (0: never).
@@ -608,6 +632,7 @@ static int coll_setup(MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 		.max = MPIDI_BIP_coll_max,
 		.ranks = MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS,
 		.read_min = MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN,
+		.split_min = MPIR_CVAR_CH4_BIP_NODE_ALLREDUCE_SPLIT,
 	};
 	MPIR_Errflag_t agreed = MPIR_ERR_NONE;
 	/* Agreed by MPI_MIN: the memory; reads; minus the read size. */
@@ -620,7 +645,9 @@ static int coll_setup(MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 	}
 	c = comm->local_size > MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS
 		    ? NULL
-		    : MPL_calloc(1, sizeof(*c), MPL_MEM_COLL);
+		    : MPL_calloc(1, sizeof(*c) + sizeof(c->parts[0]) *
+						    (size_t)comm->local_size,
+				 MPL_MEM_COLL);
 	ok[0] = c != NULL;
 	if (c) {
 		c->size = comm->local_size;
@@ -643,7 +670,8 @@ static int coll_setup(MPIR_Comm *comm, MPIR_Errflag_t *errflag)
 		ok[0] = card.key && card.len == c->len &&
 			card.max == MPIDI_BIP_coll_max &&
 			card.ranks == MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS &&
-			card.read_min == MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN;
+			card.read_min == MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN &&
+			card.split_min == MPIR_CVAR_CH4_BIP_NODE_ALLREDUCE_SPLIT;
 		MPID_THREAD_CS_ENTER(VCI, MPIDI_VCI(0).lock);
 		if (ok[0] && bip_mem_map(ep, MPIDI_BIP_node_of(comm, 0),
 					 card.key, card.off, card.len,
@@ -752,23 +780,67 @@ static int unpack(const char *from, MPI_Aint bytes, void *buf,
 	return MPI_SUCCESS;
 }
 
+/* dst = a + b, n elements, for a sum of the common types, or false. The
+ * same bits as MPIR_Reduce_local's b = a + b (addition commutes), one
+ * pass fewer than a copy then that. Integers add as unsigned: the same
+ * bits, no overflow. The loop in whole blocks of 8 is what -O2's cheap
+ * vectorizer takes (it adds no tail loop itself). */
+#define SUM_PAIR(mpi_type, c_type)                                      \
+	case mpi_type: {                                                \
+		c_type *restrict d = dst;                               \
+		const c_type *restrict x = a, *restrict y = b;          \
+		MPI_Aint i, whole = n & ~(MPI_Aint)7;                   \
+                                                                        \
+		for (i = 0; i < whole; i++)                             \
+			d[i] = x[i] + y[i];                             \
+		for (; i < n; i++)                                      \
+			d[i] = x[i] + y[i];                             \
+		return true;                                            \
+	}
+static bool sum_pair(void *restrict dst, const void *a, const void *b,
+		     MPI_Aint n, MPI_Datatype datatype, MPI_Op op)
+{
+	if (op != MPI_SUM)
+		return false;
+	switch (datatype) {
+		SUM_PAIR(MPI_DOUBLE, double)
+		SUM_PAIR(MPI_DOUBLE_PRECISION, double)
+		SUM_PAIR(MPI_FLOAT, float)
+		SUM_PAIR(MPI_REAL, float)
+		SUM_PAIR(MPI_INT, unsigned)
+		SUM_PAIR(MPI_INTEGER, unsigned)
+		SUM_PAIR(MPI_UNSIGNED, unsigned)
+		SUM_PAIR(MPI_LONG, unsigned long)
+		SUM_PAIR(MPI_UNSIGNED_LONG, unsigned long)
+		SUM_PAIR(MPI_LONG_LONG, unsigned long long)
+	default:
+		return false;
+	}
+}
+#undef SUM_PAIR
+
 /* The parts of s, reduced in rank order into buf. */
 static int reduce_all(struct MPIDI_BIP_coll *c, uint64_t s, void *buf,
 		      MPI_Aint count, MPI_Datatype datatype, MPI_Op op,
 		      size_t bytes, MPIR_Errflag_t *errflag)
 {
-	int mpi_errno = MPI_SUCCESS;
+	const char *part[2];
+	int i = 0, mpi_errno = MPI_SUCCESS;
 
-	for (int i = 0; i < c->size && !mpi_errno; i++) {
-		const char *part = data_of(c, i, s, bytes);
+	for (; i < 2; i++)
+		if (!(part[i] = data_of(c, i, s, bytes)))
+			return rank_failed(c, i, true, errflag);
+	if (sum_pair(buf, part[0], part[1], count, datatype, op)) {
+		i = 2;
+	} else {
+		bip_copy(buf, part[0], bytes);
+		i = 1;
+	}
+	for (; i < c->size && !mpi_errno; i++) {
+		const char *p = data_of(c, i, s, bytes);
 
-		if (!part)
-			mpi_errno = rank_failed(c, i, true, errflag);
-		else if (i == 0)
-			bip_copy(buf, part, bytes);
-		else
-			mpi_errno = MPIR_Reduce_local(part, buf, count,
-						      datatype, op);
+		mpi_errno = p ? MPIR_Reduce_local(p, buf, count, datatype, op)
+			      : rank_failed(c, i, true, errflag);
 	}
 	return mpi_errno;
 }
@@ -1012,6 +1084,139 @@ static int contribute(MPIR_Comm *comm, struct MPIDI_BIP_coll *c,
 	return arrive(comm, c, *s_p, mpi_errno);
 }
 
+/* --- allreduce as a reduce-scatter and an allgather ------------------ */
+
+/* Rule: an allreduce of MPIR_CVAR_CH4_BIP_NODE_ALLREDUCE_SPLIT bytes or
+ * more goes in pieces, each a reduce-scatter then an allgather through the
+ * chunks, one collective a piece and one more. A rank's chunk for
+ * collective k holds its share of piece k - 1 (1/n of it, whole lines),
+ * reduced in rank order from every rank's part, then its part of piece k;
+ * once all arrived at k, each copies every share out and reduces its share
+ * of piece k into its next chunk. So what a collective's chunks hold is
+ * read only until the readers' next arrival, as with any chunk (reuse), a
+ * piece costs one wait, and a rank reduces only its share of every part,
+ * where reduction() has every rank reduce every part whole. */
+#define SPLIT_PIECE (128u << 10)
+
+/* rank's share of a piece of n elements of esize bytes: [*lo, *hi). */
+static void share_of(const struct MPIDI_BIP_coll *c, int rank, MPI_Aint n,
+		     MPI_Aint esize, MPI_Aint *lo, MPI_Aint *hi)
+{
+	MPI_Aint per = (n + c->size - 1) / c->size;
+
+	if (CACHELINE % esize == 0)
+		per = MPL_ROUND_UP_ALIGN(per, CACHELINE / esize);
+	*lo = MPL_MIN(per * rank, n);
+	*hi = MPL_MIN(*lo + per, n);
+}
+
+/* Room for the largest share of a piece of n elements, before the data of
+ * the next in a chunk. */
+static size_t share_room(const struct MPIDI_BIP_coll *c, MPI_Aint n,
+			 MPI_Aint esize)
+{
+	MPI_Aint lo, hi;
+
+	share_of(c, 0, n, esize, &lo, &hi);
+	return MPL_ROUND_UP_ALIGN((size_t)((hi - lo) * esize), CACHELINE);
+}
+
+/* Our part of a piece of n elements from src into our chunk at to, but
+ * for our own share: only we read it, from src. */
+static void put_part(const struct MPIDI_BIP_coll *c, char *to,
+		     const char *src, MPI_Aint n, MPI_Aint esize)
+{
+	MPI_Aint lo, hi;
+
+	share_of(c, c->rank, n, esize, &lo, &hi);
+	bip_copy(to, src, (size_t)(lo * esize));
+	bip_copy(to + hi * esize, src + hi * esize, (size_t)((n - hi) * esize));
+}
+
+/* Our share of the piece of n elements whose parts are part[], reduced in
+ * rank order to dst; our own part from src. */
+static int reduce_share(struct MPIDI_BIP_coll *c, const char *const *part,
+			char *dst, const char *src, MPI_Aint n,
+			MPI_Datatype datatype, MPI_Aint esize, MPI_Op op)
+{
+	MPI_Aint lo, hi, at;
+	const char *first, *second;
+	int i = 1, mpi_errno = MPI_SUCCESS;
+
+	share_of(c, c->rank, n, esize, &lo, &hi);
+	if (hi == lo)
+		return MPI_SUCCESS;
+	at = lo * esize;
+	first = (c->rank == 0 ? src : part[0]) + at;
+	second = (c->rank == 1 ? src : part[1]) + at;
+	if (sum_pair(dst, first, second, hi - lo, datatype, op))
+		i = 2;
+	else
+		bip_copy(dst, first, (size_t)((hi - lo) * esize));
+	for (; i < c->size && !mpi_errno; i++)
+		mpi_errno = MPIR_Reduce_local((i == c->rank ? src : part[i]) +
+						      at,
+					      dst, hi - lo, datatype, op);
+	return mpi_errno;
+}
+
+/* Every rank walks every collective of it, after an error too (as in
+ * bcast_pieces). */
+static int allreduce_split(const void *sendbuf, void *recvbuf,
+			   MPI_Aint count, MPI_Datatype datatype, MPI_Op op,
+			   MPIR_Comm *comm, struct MPIDI_BIP_coll *c,
+			   MPIR_Errflag_t *errflag)
+{
+	const char *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+	const char **part = c->parts;
+	MPI_Aint esize, per, off = 0, n, last_off = 0, last_n = 0, lo, hi;
+	size_t room, bytes;
+	const char *from;
+	char *to;
+	uint64_t s;
+	int mpi_errno = MPI_SUCCESS;
+
+	MPIR_Datatype_get_size_macro(datatype, esize);
+	per = (MPI_Aint)MPL_MIN(SPLIT_PIECE, c->ring / 8) / esize;
+	MPIDI_BIP_global.cnt.node_coll_split++;
+	do {
+		n = MPL_MIN(per, count - off);
+		room = last_n ? share_room(c, last_n, esize) : 0;
+		bytes = room + (size_t)(n * esize);
+		if (mpi_errno) {
+			s = ++c->seq;
+		} else {
+			mpi_errno = begin(comm, c, bytes, &s, &to, errflag);
+			if (!mpi_errno && last_n)
+				mpi_errno = reduce_share(c, part, to,
+							 src + last_off * esize,
+							 last_n, datatype,
+							 esize, op);
+			if (!mpi_errno)
+				put_part(c, to + room, src + off * esize, n,
+					 esize);
+		}
+		mpi_errno = arrive(comm, c, s, mpi_errno);
+		if (!mpi_errno)
+			mpi_errno = wait_all(comm, c, s, errflag);
+		for (int i = 0; i < c->size && !mpi_errno; i++) {
+			from = data_of(c, i, s, bytes);
+			if (!from) {
+				mpi_errno = rank_failed(c, i, true, errflag);
+				break;
+			}
+			part[i] = from + room;
+			share_of(c, i, last_n, esize, &lo, &hi);
+			bip_copy((char *)recvbuf + (last_off + lo) * esize, from,
+				 (size_t)((hi - lo) * esize));
+		}
+		last_off = off;
+		last_n = n;
+		off += n;
+	} while (last_n);
+	return mpi_errno;
+}
+
 /* Allreduce (all), or reduce to root. */
 static int reduction(const void *sendbuf, void *recvbuf, MPI_Aint count,
 		     MPI_Datatype datatype, MPI_Op op, bool all, int root,
@@ -1035,6 +1240,9 @@ static int reduction(const void *sendbuf, void *recvbuf, MPI_Aint count,
 					      errflag);
 	MPIR_Datatype_get_size_macro(datatype, bytes);
 	bytes *= count;
+	if (all && MPIDI_BIP_coll_split(comm, bytes))
+		return allreduce_split(sendbuf, recvbuf, count, datatype, op,
+				       comm, c, errflag);
 	mpi_errno = contribute(comm, c, sendbuf, recvbuf, bytes, &s, errflag);
 	if (mpi_errno || (!all && comm->rank != root))
 		return mpi_errno;

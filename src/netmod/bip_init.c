@@ -253,6 +253,8 @@ static int read_cvars(MPIDI_BIP_global_t *g)
 		  MPIR_CVAR_CH4_BIP_NODE_COLL_RANKS, 0, INT_MAX },
 		{ "MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN",
 		  MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN, -1, INT_MAX },
+		{ "MPIR_CVAR_CH4_BIP_NODE_ALLREDUCE_SPLIT",
+		  MPIR_CVAR_CH4_BIP_NODE_ALLREDUCE_SPLIT, -1, INT_MAX },
 	};
 	int mpi_errno;
 
@@ -548,7 +550,7 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		"(reused %llu), active messages inline %llu, "
 		"announced %llu, puts and gets direct %llu (by load and store "
 		"%llu), collectives in shared memory %llu (read where it lies "
-		"%llu), send FIFO max %u "
+		"%llu, allreduces split %llu), send FIFO max %u "
 		"(lent %llu), receive FIFO max %u, "
 		"dropped %llu%s, idle yields %llu, sleeps %llu, moves %llu | "
 		"BIP: packets %llu sent %llu received, acks %llu, NACKs %llu "
@@ -578,7 +580,8 @@ static void print_counters(const MPIDI_BIP_global_t *g)
 		(unsigned long long)(c->rma_direct + c->rma_mapped),
 		(unsigned long long)c->rma_mapped,
 		(unsigned long long)c->node_coll,
-		(unsigned long long)c->node_coll_read, c->sfifo_max,
+		(unsigned long long)c->node_coll_read,
+		(unsigned long long)c->node_coll_split, c->sfifo_max,
 		(unsigned long long)c->lent, c->rfifo_max,
 		(unsigned long long)dropped, why,
 		(unsigned long long)b.idle_yields,

@@ -197,6 +197,7 @@ typedef struct {
 				  * copies) */
 	uint64_t node_coll;      /* collectives through shared memory */
 	uint64_t node_coll_read; /* ...their data read where it lies */
+	uint64_t node_coll_split; /* ...allreduces split (allreduce_split) */
 	unsigned sfifo_depth, sfifo_max;  /* send FIFOs, all peers */
 	unsigned rfifo_depth, rfifo_max;  /* receive FIFO (waiting for a tag) */
 	unsigned unexp_depth, unexp_max;

@@ -81,8 +81,8 @@ MPL_STATIC_INLINE_PREFIX int MPIDI_NM_mpi_allreduce(const void *sendbuf,
 						    MPIR_Comm *comm,
 						    MPIR_Errflag_t *errflag)
 {
-	if (MPIDI_BIP_coll_reduce_fits(comm,
-				       MPIDI_BIP_coll_bytes(count, datatype)))
+	if (MPIDI_BIP_coll_allreduce_fits(comm,
+					  MPIDI_BIP_coll_bytes(count, datatype)))
 		return MPIDI_BIP_coll_allreduce(sendbuf, recvbuf, count,
 						datatype, op, comm, errflag);
 	return MPIDI_BIP_pt2pt_allreduce(sendbuf, recvbuf, count, datatype,

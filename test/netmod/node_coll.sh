@@ -40,11 +40,30 @@ else
 fi
 
 # A smaller limit: the data ring is its least (16 KiB), which the larger
-# sizes wrap quickly, and the edge to point-to-point moves with it.
-MPIR_CVAR_CH4_BIP_NODE_COLL_MAX=4096 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
-	mpirun 3 "$W/test_node_coll" 5
+# sizes wrap quickly, and the edge to point-to-point moves with it; split
+# allreduces from 4 KiB there, in pieces of 2 KiB (MPICH's algorithms do
+# not sum in rank order on 3 ranks, which the test asserts).
+MPIR_CVAR_CH4_BIP_NODE_COLL_MAX=4096 MPIR_CVAR_CH4_BIP_NODE_ALLREDUCE_SPLIT=4096 \
+	MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 3 "$W/test_node_coll" 5
 expect "test_node_coll: passed" "test_node_coll with NODE_COLL_MAX=4096"
 counted 3 yes "collectives in shared memory"
+counted 3 yes "allreduces split"
+
+# Allreduces split into shares (bip_coll.c, allreduce_split) from 1 byte
+# on: shares smaller than a line, empty ones (fewer elements than ranks),
+# in place, pieces that wrap the ring; every result checked. With -1
+# none is split (2 ranks: MPICH's algorithms do not sum in rank order
+# above).
+for n in 2 3 4; do
+	MPIR_CVAR_CH4_BIP_NODE_ALLREDUCE_SPLIT=1 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+		mpirun $n "$W/test_node_coll" 3
+	expect "test_node_coll: passed" "test_node_coll on $n ranks, every allreduce split"
+	counted $n yes "allreduces split"
+done
+MPIR_CVAR_CH4_BIP_NODE_ALLREDUCE_SPLIT=-1 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+	mpirun 2 "$W/test_node_coll" 3
+expect "test_node_coll: passed" "test_node_coll on 2 ranks, no allreduce split"
+counted 2 no "allreduces split"
 
 # Threads, each with collectives on a communicator of its own: a waiting
 # one lets the others in (without that, 3 ranks hang).
@@ -112,13 +131,28 @@ MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_node_coll" 5 exit
 [ "$(counter "collectives in shared memory" | sort -u)" = 2 ] ||
 	{ echo "FAILED: not the 9th and 10th collectives in shared memory"; exit 1; }
 
-# Reductions only up to 1 MiB over the ranks (every rank reduces every
-# part): 256 KiB on 4 ranks there, on 5 by messages.
-MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 4 "$W/test_node_coll" 5 exit 65536
+# Reductions whole only up to 1 MiB over the ranks (every rank reduces
+# every part): 256 KiB on 4 ranks there, on 5 by messages unless split
+# into shares (by default from 32 KiB), which any size is above 2 ranks
+# (3 MiB on 3); on 2 ranks one larger than NODE_COLL_MAX goes by messages.
+MPIR_CVAR_CH4_BIP_NODE_ALLREDUCE_SPLIT=-1 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+	mpirun 4 "$W/test_node_coll" 5 exit 65536
 [ "$(counter "collectives in shared memory" | sort -u)" = 2 ] ||
 	{ echo "FAILED: allreduce of 256 KiB on 4 ranks not in shared memory"; exit 1; }
-MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 5 "$W/test_node_coll" 5 exit 65536
+MPIR_CVAR_CH4_BIP_NODE_ALLREDUCE_SPLIT=-1 MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 \
+	mpirun 5 "$W/test_node_coll" 5 exit 65536
 counted 5 no "collectives in shared memory"
+MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 5 "$W/test_node_coll" 5 exit 65536
+expect "test_node_coll: passed" "allreduce of 256 KiB on 5 ranks"
+[ "$(counter "allreduces split" | sort -u)" = 2 ] ||
+	{ echo "FAILED: allreduce of 256 KiB on 5 ranks not split"; exit 1; }
+MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 3 "$W/test_node_coll" 5 exit 786433
+expect "test_node_coll: passed" "allreduce of 3 MiB on 3 ranks"
+[ "$(counter "allreduces split" | sort -u)" = 2 ] ||
+	{ echo "FAILED: allreduce of 3 MiB on 3 ranks not split"; exit 1; }
+MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_node_coll" 5 exit 65537
+expect "test_node_coll: passed" "allreduce of 256 KiB + 4 B on 2 ranks"
+counted 2 no "allreduces split"
 
 # An alltoall of up to 4 times NODE_COLL_MAX a rank there too, in rounds:
 # on 3 ranks, blocks of 87381 ints (1 MiB a rank) take 5 (the slice is

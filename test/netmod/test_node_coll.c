@@ -7,7 +7,9 @@
  *     several ops, at sizes on both sides of each layout's edge (120
  *     bytes in a line, then a chunk of the data ring, then past
  *     MPIR_CVAR_CH4_BIP_NODE_COLL_MAX: point-to-point), MPI_IN_PLACE too;
- *     every rank's floating-point sum must have the same bits;
+ *     every rank's floating-point sum must have the same bits, those of
+ *     the sum in rank order (also of three chunks and more: split into
+ *     shares, MPIR_CVAR_CH4_BIP_NODE_ALLREDUCE_SPLIT);
  *   - bcast from every root, the receivers with a strided datatype of the
  *     same signature as the root's contiguous one; also larger than
  *     MPIR_CVAR_CH4_BIP_NODE_COLL_MAX (in pieces above 2 ranks, a last
@@ -445,6 +447,7 @@ static void all(MPI_Comm comm, int iters)
 		bcast_pairs(comm, it, pieces / 2);
 		allreduce_doubles(comm, it, 3);
 		allreduce_doubles(comm, it, 100);
+		allreduce_doubles(comm, it, pieces);
 		minloc(comm, it);
 		ring(comm, it);
 	}
