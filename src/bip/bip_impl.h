@@ -17,6 +17,7 @@ struct bip_idle {
 	bool crowded;              /* more nodes on the host than cores */
 	uint64_t spin_ns, yield_ns;
 	uint64_t watched_yield_ns; /* yield_ns after a long watched wait */
+	uint64_t watched_first_ns; /* ...and after a short one */
 	const uint64_t *watched;   /* bip_mem_watch's word, or NULL */
 	uint64_t watch_ns;         /* when that watch began */
 	bool watch_long;           /* the last watch was a long wait */

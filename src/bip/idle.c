@@ -57,7 +57,8 @@ static int job_cpus(void)
 }
 
 /* How long a crowded node yields before it sleeps (BIP_YIELD_US=auto);
- * and how long it yields on a watched word after a long wait on one. */
+ * and how long it yields on a watched word after a long wait on one, and
+ * after a short one (WATCH_LONG_NS: the wait has become long). */
 #define CROWDED_YIELD_NS 20000000
 #define WATCHED_YIELD_NS 100000
 #define WATCH_LONG_NS 1000000
@@ -156,6 +157,10 @@ void bip_idle_setup(bip_ep_t *ep, int local_nodes)
 	s->watched_yield_ns = ep->k.yield_us == BIP_KNOB_AUTO_COUNT &&
 					      s->crowded
 				      ? WATCHED_YIELD_NS
+				      : s->yield_ns;
+	s->watched_first_ns = ep->k.yield_us == BIP_KNOB_AUTO_COUNT &&
+					      s->crowded
+				      ? WATCH_LONG_NS
 				      : s->yield_ns;
 	s->spin_cur = s->spin_ns;
 	slice_setup(ep);
@@ -275,14 +280,20 @@ static void say_cpu(bip_ep_t *ep)
  * Rule (more nodes than cores): a wait on a watched word (bip_mem_watch: a
  * shared-memory collective's, whose waker rings it) yields for
  * WATCHED_YIELD_NS only, then sleeps, if the last such wait lasted
- * WATCH_LONG_NS or more; else for yield_ns, as any wait. A node whose
+ * WATCH_LONG_NS or more; else for WATCH_LONG_NS, by when it is a long one
+ * itself. A node whose
  * collective waits are long waits while others work (2 of 4 ranks on 2
  * cores stream, the other 2 in an allreduce: 0.34-0.80 us a message, the
  * waiters yielding 12000 times each and never asleep; 0.16-0.28 so, Open
  * MPI's 0.15-0.23), and its yields take their cores. Short ones keep
  * yielding: a sleeper that a collective waits for holds up every rank
  * (every such wait after 100 us: the NAS patterns on 16 ranks 1.01-1.12
- * x the time; so, 0.95-1.02 x, and 0.94-1.00 x on 8).
+ * x the time; so, 0.95-1.02 x, and 0.94-1.00 x on 8). A long wait after
+ * short ones yielded for yield_ns (20 ms) before: a stream between 2 of
+ * 4 ranks while the other 2 wait 4 ms in one collective, 8 B, median of 8
+ * runs 0.46 us a message, 0.22 with the sleep after 1 ms (Open MPI
+ * 0.17-0.20); NAS patterns, medians of 10 pairs, total 0.97 / 0.98 /
+ * 0.98 x the time on 4 / 8 / 16 ranks.
  */
 void bip_idle_watch(bip_ep_t *ep, const uint64_t *word)
 {
@@ -300,6 +311,7 @@ static enum bip_idle_policy phase(const bip_ep_t *ep, uint64_t waited_ns,
 				  bool may_block)
 {
 	const struct bip_idle *s = &ep->idle;
+	uint64_t yield_ns;
 
 	/* A caller that may not block polls in a loop of its own (MPI_Test,
 	 * MPI_Iprobe, a flush that gives progress once): where every node
@@ -308,10 +320,11 @@ static enum bip_idle_policy phase(const bip_ep_t *ep, uint64_t waited_ns,
 	if (ep->k.idle == BIP_IDLE_SPIN || waited_ns < s->spin_cur ||
 	    (!may_block && !s->crowded))
 		return BIP_IDLE_SPIN;
+	yield_ns = !s->watched	   ? s->yield_ns
+		   : s->watch_long ? s->watched_yield_ns
+				   : s->watched_first_ns;
 	if (ep->k.idle == BIP_IDLE_YIELD || !may_block ||
-	    waited_ns < s->spin_cur + (s->watched && s->watch_long
-						  ? s->watched_yield_ns
-						  : s->yield_ns))
+	    waited_ns < s->spin_cur + yield_ns)
 		return BIP_IDLE_YIELD;
 	return BIP_IDLE_BLOCK;
 }

@@ -95,6 +95,17 @@ else
 	echo "SKIP: waiters asleep during a stream: $(nproc) cores, so 4 ranks are not more than cores"
 fi
 
+# One long wait after short ones (8 ms for a rank that sleeps, after 50
+# allreduces) sleeps after 1 ms there too: it yielded for 20 ms before,
+# taking the cores of ranks that work (a stream between 2 of 4 ranks while
+# the other 2 wait in one collective: 0.46 us a message, 0.22 so).
+if [ "$(nproc)" -lt 4 ]; then
+	mpirun 4 "$W/test_node_coll" 10 late
+	expect "test_node_coll: passed" "one long wait in a collective after short ones"
+else
+	echo "SKIP: one long wait after short ones: $(nproc) cores, so 4 ranks are not more than cores"
+fi
+
 # Back-to-back collectives, each wait short, are no long wait to BIP's idle
 # policy: an arrival counts as an event there. Before, the empty polls of
 # many made one: each wait then slept and was woken (9357 sleeps in 51022

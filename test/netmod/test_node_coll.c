@@ -25,7 +25,7 @@
  *   - the same on a split communicator with the ranks in reverse order,
  *     on a dup, and with point-to-point traffic interleaved.
  *
- *   test_node_coll [ITERS [threads|exit [INTS]|alltoall INTS|wake|stream]]
+ *   test_node_coll [ITERS [threads|exit [INTS]|alltoall INTS|wake|stream|late]]
  *
  * With "threads": MPI_THREAD_MULTIPLE, and THREADS threads per rank at
  * once, each with allreduces and bcasts on a communicator of its own, one
@@ -43,6 +43,10 @@
  * rank 1 receives and checks, while the other ranks wait for both in an
  * allreduce (with more ranks than cores they should sleep there, not
  * take the streaming ranks' cores: node_coll.sh counts their sleeps).
+ * With "late": ITERS times, 50 allreduces (short waits), then a barrier
+ * that rank 0 reaches LONG_WAIT_US late: with more ranks than cores the
+ * others must sleep through most of that one long wait (under 30 % of a
+ * core used), not yield throughout.
  * Prints "test_node_coll: passed" on rank 0.
  */
 #include <mpi.h>
@@ -524,6 +528,35 @@ static void stream(int iters)
 	}
 }
 
+/* See "late" above. */
+#define LONG_WAIT_US 8000
+static void late(int iters)
+{
+	double used = 0, wall = 0;
+
+	for (int it = 0; it < iters; it++) {
+		double c0, w0;
+		int x = 1, y;
+
+		for (int k = 0; k < 50; k++) {
+			MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM,
+				      MPI_COMM_WORLD);
+			CHECK(y == size, "allreduce before a late rank: %d", y);
+		}
+		if (rank == 0)
+			usleep(LONG_WAIT_US);
+		c0 = cpu_us();
+		w0 = now_us();
+		MPI_Barrier(MPI_COMM_WORLD);
+		used += cpu_us() - c0;
+		wall += now_us() - w0;
+	}
+	CHECK(rank == 0 || used < 0.3 * wall,
+	      "rank %d used %.0f us of CPU in %.0f us of waits for a late "
+	      "rank after short ones: it did not sleep",
+	      rank, used, wall);
+}
+
 static int passed(int barrier)
 {
 	if (barrier)
@@ -557,6 +590,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "stream")) {
 		stream(iters);
+		return passed(1);
+	}
+	if (!strcmp(mode, "late")) {
+		late(iters);
 		return passed(1);
 	}
 	if (!strcmp(mode, "exit") || !strcmp(mode, "alltoall")) {
