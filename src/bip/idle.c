@@ -289,11 +289,12 @@ static void say_cpu(bip_ep_t *ep)
  * yielding: a sleeper that a collective waits for holds up every rank
  * (every such wait after 100 us: the NAS patterns on 16 ranks 1.01-1.12
  * x the time; so, 0.95-1.02 x, and 0.94-1.00 x on 8). A long wait after
- * short ones yielded for yield_ns (20 ms) before: a stream between 2 of
- * 4 ranks while the other 2 wait 4 ms in one collective, 8 B, median of 8
- * runs 0.46 us a message, 0.22 with the sleep after 1 ms (Open MPI
- * 0.17-0.20); NAS patterns, medians of 10 pairs, total 0.97 / 0.98 /
- * 0.98 x the time on 4 / 8 / 16 ranks.
+ * short ones yielded for yield_ns (20 ms) before, using 50-95 % of a core
+ * (node_coll.sh): a stream between 2 of 4 ranks while the other 2 wait 4
+ * ms in one collective, 8 B, medians of 14 interleaved runs 0.42 us a
+ * message, 0.37 with the sleep after 1 ms (Open MPI 0.15-0.28; this
+ * machine's noise: pair ratios 0.54-1.97); NAS patterns, medians of 10
+ * pairs, total 0.97 / 0.98 / 0.98 x the time on 4 / 8 / 16 ranks.
  */
 void bip_idle_watch(bip_ep_t *ep, const uint64_t *word)
 {
