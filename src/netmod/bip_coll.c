@@ -213,7 +213,7 @@ struct MPIDI_BIP_coll {
 	size_t head;    /* where our next chunk goes */
 	struct coll_chunk chunks[SLOTS];
 	unsigned first, nchunks;
-	/* Every rank's part of a split allreduce's piece (allreduce_split). */
+	/* Every rank's part of a reduction (reduce_all, allreduce_split). */
 	const char *parts[];
 };
 
@@ -819,30 +819,35 @@ static bool sum_pair(void *restrict dst, const void *a, const void *b,
 }
 #undef SUM_PAIR
 
+/* count elements at offset at of every rank's part, reduced in rank
+ * order into dst. */
+static int reduce_parts(const struct MPIDI_BIP_coll *c,
+			const char *const *part, size_t at, void *dst,
+			MPI_Aint count, MPI_Datatype datatype, MPI_Op op)
+{
+	MPI_Aint esize;
+	int i = 2, mpi_errno = MPI_SUCCESS;
+
+	if (!sum_pair(dst, part[0] + at, part[1] + at, count, datatype, op)) {
+		MPIR_Datatype_get_size_macro(datatype, esize);
+		bip_copy(dst, part[0] + at, (size_t)(count * esize));
+		i = 1;
+	}
+	for (; i < c->size && !mpi_errno; i++)
+		mpi_errno = MPIR_Reduce_local(part[i] + at, dst, count,
+					      datatype, op);
+	return mpi_errno;
+}
+
 /* The parts of s, reduced in rank order into buf. */
 static int reduce_all(struct MPIDI_BIP_coll *c, uint64_t s, void *buf,
 		      MPI_Aint count, MPI_Datatype datatype, MPI_Op op,
 		      size_t bytes, MPIR_Errflag_t *errflag)
 {
-	const char *part[2];
-	int i = 0, mpi_errno = MPI_SUCCESS;
-
-	for (; i < 2; i++)
-		if (!(part[i] = data_of(c, i, s, bytes)))
+	for (int i = 0; i < c->size; i++)
+		if (!(c->parts[i] = data_of(c, i, s, bytes)))
 			return rank_failed(c, i, true, errflag);
-	if (sum_pair(buf, part[0], part[1], count, datatype, op)) {
-		i = 2;
-	} else {
-		bip_copy(buf, part[0], bytes);
-		i = 1;
-	}
-	for (; i < c->size && !mpi_errno; i++) {
-		const char *p = data_of(c, i, s, bytes);
-
-		mpi_errno = p ? MPIR_Reduce_local(p, buf, count, datatype, op)
-			      : rank_failed(c, i, true, errflag);
-	}
-	return mpi_errno;
+	return reduce_parts(c, c->parts, 0, buf, count, datatype, op);
 }
 
 /* Predefined op and type (MPI requires both to match on every rank). */
@@ -1134,30 +1139,17 @@ static void put_part(const struct MPIDI_BIP_coll *c, char *to,
 }
 
 /* Our share of the piece of n elements whose parts are part[], reduced in
- * rank order to dst; our own part from src. */
-static int reduce_share(struct MPIDI_BIP_coll *c, const char *const *part,
-			char *dst, const char *src, MPI_Aint n,
+ * rank order to dst. */
+static int reduce_share(const struct MPIDI_BIP_coll *c,
+			const char *const *part, char *dst, MPI_Aint n,
 			MPI_Datatype datatype, MPI_Aint esize, MPI_Op op)
 {
-	MPI_Aint lo, hi, at;
-	const char *first, *second;
-	int i = 1, mpi_errno = MPI_SUCCESS;
+	MPI_Aint lo, hi;
 
 	share_of(c, c->rank, n, esize, &lo, &hi);
-	if (hi == lo)
-		return MPI_SUCCESS;
-	at = lo * esize;
-	first = (c->rank == 0 ? src : part[0]) + at;
-	second = (c->rank == 1 ? src : part[1]) + at;
-	if (sum_pair(dst, first, second, hi - lo, datatype, op))
-		i = 2;
-	else
-		bip_copy(dst, first, (size_t)((hi - lo) * esize));
-	for (; i < c->size && !mpi_errno; i++)
-		mpi_errno = MPIR_Reduce_local((i == c->rank ? src : part[i]) +
-						      at,
-					      dst, hi - lo, datatype, op);
-	return mpi_errno;
+	return hi == lo ? MPI_SUCCESS
+			: reduce_parts(c, part, (size_t)(lo * esize), dst,
+				       hi - lo, datatype, op);
 }
 
 /* Every rank walks every collective of it, after an error too (as in
@@ -1188,10 +1180,8 @@ static int allreduce_split(const void *sendbuf, void *recvbuf,
 		} else {
 			mpi_errno = begin(comm, c, bytes, &s, &to, errflag);
 			if (!mpi_errno && last_n)
-				mpi_errno = reduce_share(c, part, to,
-							 src + last_off * esize,
-							 last_n, datatype,
-							 esize, op);
+				mpi_errno = reduce_share(c, part, to, last_n,
+							 datatype, esize, op);
 			if (!mpi_errno)
 				put_part(c, to + room, src + off * esize, n,
 					 esize);
@@ -1205,7 +1195,10 @@ static int allreduce_split(const void *sendbuf, void *recvbuf,
 				mpi_errno = rank_failed(c, i, true, errflag);
 				break;
 			}
-			part[i] = from + room;
+			/* Our own part: the user's (our chunk lacks our
+			 * share). */
+			part[i] = i == c->rank ? src + off * esize
+					       : from + room;
 			share_of(c, i, last_n, esize, &lo, &hi);
 			bip_copy((char *)recvbuf + (last_off + lo) * esize, from,
 				 (size_t)((hi - lo) * esize));
