@@ -152,10 +152,10 @@ cvars:
         allgather, in pieces: each rank reduces 1/n of every piece and
         copies the others' shares out, where it would otherwise reduce
         every rank's part whole. Of any size above 2 ranks; on 2, only up
-        to the size of the other reductions there (MPIR_CVAR_CH4_BIP_NODE_COLL_MAX),
-        beyond which MPICH's algorithms over point-to-point, whose
-        messages the receiver reads in one copy, measured faster. -1:
-        never. Must be the same on every rank.
+        to the size of the other reductions there
+        (MPIR_CVAR_CH4_BIP_NODE_COLL_MAX), beyond which MPICH's algorithms
+        over point-to-point, whose messages the receiver reads in one
+        copy, measured faster. -1: never. Must be the same on every rank.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
@@ -1095,8 +1095,9 @@ static int contribute(MPIR_Comm *comm, struct MPIDI_BIP_coll *c,
  * more goes in pieces, each a reduce-scatter then an allgather through the
  * chunks, one collective a piece and one more. A rank's chunk for
  * collective k holds its share of piece k - 1 (1/n of it, whole lines),
- * reduced in rank order from every rank's part, then its part of piece k;
- * once all arrived at k, each copies every share out and reduces its share
+ * reduced in rank order from every rank's part, then its part of piece k
+ * less its own share (only it reads that, from the user's buffer); once
+ * all arrived at k, each copies every share out and reduces its share
  * of piece k into its next chunk. So what a collective's chunks hold is
  * read only until the readers' next arrival, as with any chunk (reuse), a
  * piece costs one wait, and a rank reduces only its share of every part,
