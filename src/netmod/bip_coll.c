@@ -72,6 +72,7 @@
  */
 #include "mpidimpl.h"
 #include "bip_state.h"
+#include "bip_coll.h"
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -164,10 +165,11 @@ cvars:
 /* A slot is two cache lines: 120 bytes of data in place, whose second
  * line a reader can fetch at once (a chunk's address it learns only from
  * the first): 64 B allreduce of 2 ranks 0.32 -> 0.21 us with one line. */
-#define SLOT (2 * CACHELINE)
-#define SLOT_HDR 8 /* the sequence word, before the data */
+#define SLOT MPIDI_BIP_COLL_SLOT
+#define SLOT_HDR MPIDI_BIP_COLL_SLOT_HDR
 #define SLOT_DATA (SLOT - SLOT_HDR)
-#define SLOTS 128
+#define SLOTS MPIDI_BIP_COLL_SLOTS
+_Static_assert(SLOT == 2 * CACHELINE, "a slot is two cache lines");
 /* Each rank's data ring: at least this, and room for 4 of the largest
  * (so that a chunk that wraps to the start never reaches the newest). */
 #define RING_MIN (16u << 10)
@@ -291,7 +293,7 @@ static const char *data_of(const struct MPIDI_BIP_coll *c, int rank,
 /* A rank that returned an error from one of the communicator's
  * collectives still arrives, with this bit: the others, which may wait
  * for it, fail too instead of waiting for ever, and so on. */
-#define FAILED (1ull << 63)
+#define FAILED MPIDI_BIP_COLL_FAILED
 
 /* The communicator's collectives fail from now on, this one with err
  * (kept in errflag unless it holds one already). */
