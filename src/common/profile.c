@@ -138,28 +138,65 @@ const char *bip_profile_get(const struct bip_profile *p, const char *name)
 	return NULL;
 }
 
+/* The value of /proc/cpuinfo's first line for key in text, blanks
+ * trimmed, into out (len bytes): 0, or -1 if there is none or it is cut
+ * off. "model" is not "model name": the key ends at blanks and a colon. */
+static int cpuinfo_field(const char *text, const char *key, char *out,
+			 size_t len)
+{
+	size_t k = strlen(key);
+	const char *s, *end;
+
+	for (s = text; *s; s = end + 1) {
+		end = strchr(s, '\n');
+		if (!end)
+			return -1; /* cut off: the line is not all here */
+		if (strncmp(s, key, k) != 0)
+			continue;
+		for (s += k; is_blank(*s); s++)
+			;
+		if (*s != ':')
+			continue;
+		for (s++; is_blank(*s); s++)
+			;
+		while (end > s && is_blank(end[-1]))
+			end--;
+		if (end == s)
+			return -1;
+		snprintf(out, len, "%.*s", (int)(end - s), s);
+		return 0;
+	}
+	return -1;
+}
+
+void bip_profile_machine_of(const char *text, char *buf, size_t len)
+{
+	char name[BIP_PROFILE_MACHINE_MAX], family[16], model[16];
+
+	if (cpuinfo_field(text, "model name", name, sizeof(name)))
+		snprintf(buf, len, "unknown");
+	/* A virtual machine may name its processor only "AMD EPYC", Zen 4
+	 * and Zen 5 alike, whose verdicts differ (streams of 16 KiB: rings
+	 * 1.5x faster against reads 1.1x faster): the family and model
+	 * tell them apart. */
+	else if (!cpuinfo_field(text, "cpu family", family, sizeof(family)) &&
+		 !cpuinfo_field(text, "model", model, sizeof(model)))
+		snprintf(buf, len, "%s (family %s, model %s)", name, family,
+			 model);
+	else
+		snprintf(buf, len, "%s", name);
+}
+
 void bip_profile_machine(char *buf, size_t len)
 {
-	char text[8192], *s, *end;
+	char text[8192];
 	FILE *f = fopen("/proc/cpuinfo", "re");
 	size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
 
 	if (f)
 		fclose(f);
 	text[n] = '\0';
-	snprintf(buf, len, "unknown");
-	s = strstr(text, "model name");
-	if (!s || (s != text && s[-1] != '\n') || !(s = strchr(s, ':')))
-		return;
-	for (s++; is_blank(*s); s++)
-		;
-	end = strchr(s, '\n');
-	if (!end)
-		return; /* cut off: the machine's name is not all here */
-	while (end > s && is_blank(end[-1]))
-		end--;
-	if (end > s)
-		snprintf(buf, len, "%.*s", (int)(end - s), s);
+	bip_profile_machine_of(text, buf, len);
 }
 
 static struct {

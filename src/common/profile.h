@@ -8,12 +8,12 @@
  * The file is text, one setting a line:
  *
  *   # a comment
- *   machine=AMD EPYC 9B14 96-Core Processor
+ *   machine=AMD EPYC 9B14 (family 25, model 17)
  *   BIP_STREAM_RING_MAX=8k
  *
  * `machine` (required) is the processor the values were measured on
- * (/proc/cpuinfo's first "model name"): a profile measured on another
- * kind of machine is not used. Every other line names a knob; its value
+ * (bip_profile_machine): a profile measured on another kind of machine
+ * is not used. Every other line names a knob; its value
  * is checked as that knob's when the knob is read. Names no table knows
  * are kept and never read (a profile of a newer version stays usable).
  */
@@ -46,8 +46,12 @@ int bip_profile_parse(const char *text, size_t len, struct bip_profile *p,
 const char *bip_profile_get(const struct bip_profile *p, const char *name);
 
 /* This machine as profiles name it: /proc/cpuinfo's first "model name",
- * or "unknown". */
+ * then " (family F, model M)" from its first "cpu family" and "model"
+ * where it has both; "unknown" without a model name. _of: from text,
+ * /proc/cpuinfo's (NUL-terminated; a last line without its newline is
+ * cut off, and not taken). */
 void bip_profile_machine(char *buf, size_t len);
+void bip_profile_machine_of(const char *text, char *buf, size_t len);
 
 /* The process's profile, read once: the file BIP_PROFILE names, else the
  * installed one (BIP_PROFILE_PATH; none if missing); BIP_PROFILE=none:

@@ -5,7 +5,8 @@
  * over the profile's and the profile's over its default, and a bad value
  * from the profile is refused saying where it came from; a profile of
  * another machine is not used, a malformed one fails the knobs, a missing
- * file named by BIP_PROFILE is an error and BIP_PROFILE=none reads none.
+ * file named by BIP_PROFILE is an error and BIP_PROFILE=none reads none;
+ * the machine's name tells processors a virtual machine names alike apart.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,42 @@ static void test_malformed(void)
 			      (k == 32 ? 0 : -BIP_EINVAL),
 		      "%u knobs: %s", k, why);
 	}
+}
+
+/* The machine's name: model name, family and model, whichever order the
+ * lines come in; a Zen 4 and a Zen 5 that a virtual machine names alike
+ * differ. */
+static void test_machine(void)
+{
+	static const struct {
+		const char *cpuinfo, *name;
+	} cases[] = {
+		{ "processor\t: 0\ncpu family\t: 26\nmodel\t\t: 2\n"
+		  "model name\t: AMD EPYC  \nstepping\t: 0\n",
+		  "AMD EPYC (family 26, model 2)" },
+		{ "model name : AMD EPYC\nmodel : 17\ncpu family : 25\n",
+		  "AMD EPYC (family 25, model 17)" },
+		{ "model name\t: Some CPU\n", "Some CPU" },
+		{ "model name\t: Some CPU\nmodel\t:\ncpu family\t: 6\n",
+		  "Some CPU" },
+		{ "model name\t:  \nmodel\t: 1\n", "unknown" },
+		{ "cpu family\t: 6\nmodel\t: 1\n", "unknown" },
+		{ "model name\t: cut off", "unknown" },
+		{ "", "unknown" },
+	};
+	char name[BIP_PROFILE_MACHINE_MAX], big[300];
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bip_profile_machine_of(cases[i].cpuinfo, name, sizeof(name));
+		CHECK(strcmp(name, cases[i].name) == 0, "case %u: '%s', not '%s'",
+		      i, name, cases[i].name);
+	}
+	/* A name that fills the line: cut to what a profile holds. */
+	snprintf(big, sizeof(big), "model name : %0200d\ncpu family : 1\n"
+				   "model : 2\n", 0);
+	bip_profile_machine_of(big, name, sizeof(name));
+	CHECK(strlen(name) == BIP_PROFILE_MACHINE_MAX - 1, "long: %zu",
+	      strlen(name));
 }
 
 struct vals {
@@ -224,6 +261,7 @@ int main(void)
 	bip_log_threshold = -1; /* the errors tested are expected */
 	test_parse();
 	test_malformed();
+	test_machine();
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
 		return 1;
