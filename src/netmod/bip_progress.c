@@ -268,13 +268,28 @@ static int dispatch(int node, const void *msg, size_t len)
 #define DRAIN_MAX 64
 
 /* bip_drain's handler: the message is dispatched; an error ends the
- * drain, and is kept for drain_control. */
+ * drain, and is kept for drain_control.
+ * Rule: a message that completed a receive of MPIDI_BIP_DRAIN_STOP_MIN
+ * bytes or more and left none posted ends the turn too. What follows it
+ * could only be unexpected, and an unexpected message is copied out of
+ * the ring into a buffer of its own, then again into its receive; left in
+ * the ring, it meets the receive the caller is about to post and is
+ * copied once. Each turn still takes at least the message at the head
+ * (none waits for ever). Below that size a copy costs less than the turn
+ * it saves. 256 blocking sends to a rank that starts receiving late, 2
+ * ranks, medians of 9 interleaved runs, us a message: 2 KiB 0.287 ->
+ * 0.220, 8 KiB 0.609 -> 0.457; 8 B 0.164 -> 0.176 and 256 B 0.174 ->
+ * 0.185 if every size stopped. */
 static int drain_one(void *arg, const void *data, size_t len, int node)
 {
 	int *mpi_errno = arg;
+	uint64_t large = MPIDI_BIP_global.recvs_large;
 
 	*mpi_errno = dispatch(node, data, len);
-	return *mpi_errno;
+	if (*mpi_errno)
+		return *mpi_errno;
+	return MPIDI_BIP_global.recvs_large != large &&
+	       !MPIDI_BIP_global.posted_head;
 }
 
 /* One poll of BIP, then the control messages out of BIP's queue, at most

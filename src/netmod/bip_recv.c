@@ -287,6 +287,8 @@ recv_complete(MPIR_Request *rreq, int rank, int tag, const void *data,
 			rreq->status.MPI_ERROR =
 				recv_truncated(rank, tag, cap, data_sz);
 	}
+	if (data_sz >= MPIDI_BIP_DRAIN_STOP_MIN)
+		MPIDI_BIP_global.recvs_large++;
 	recv_end(rreq);
 	return mpi_errno;
 }
@@ -940,19 +942,20 @@ static int rndv_start(MPIR_Request *rreq, int node, uint64_t sreq,
 {
 	MPIDI_BIP_request_t *r = &BIP_REQ(rreq);
 	enum fetch how;
+	void *dst;
 	int mpi_errno;
 
 	r->node = node;
 	r->peer = sreq;
 	r->data_sz = data_sz;
 	r->offset = 0;
-	r->data = recv_landing(rreq, data_sz);
+	r->data = dst = recv_landing(rreq, data_sz);
 	if (!r->cap)
 		return recv_nothing(rreq, node, sreq);
-	if (!r->data)
+	if (!dst)
 		return recv_no_memory(node, sreq, r->cap, rndv_fragment_done,
 				      rreq);
-	mpi_errno = read_data(node, sreq, addr, r->data, r->cap,
+	mpi_errno = read_data(node, sreq, addr, dst, r->cap,
 			      ack_flags(r, r->cap), &how, rreq_read_done, NULL,
 			      rreq);
 	if (mpi_errno || !to_ask(how))

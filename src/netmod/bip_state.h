@@ -63,6 +63,10 @@ typedef struct MPIDI_BIP_unexp {
 #define MPIDI_BIP_UNEXP_SMALL 256
 #define MPIDI_BIP_UNEXP_SPARES 64
 
+/* A drain's turn may end at a receive this large (bip_progress.c
+ * drain_one): what follows stays in the ring. */
+#define MPIDI_BIP_DRAIN_STOP_MIN 512
+
 /* A BIP long receive: posted on a free tag (then the ACK goes out) or
  * waiting for one in the receive FIFO. */
 typedef struct MPIDI_BIP_lrecv {
@@ -238,6 +242,9 @@ typedef struct {
 	unsigned credits_due;           /* peers owed a credits-only message */
 	/* matching */
 	MPIR_Request *posted_head, *posted_tail;
+	/* receives completed of MPIDI_BIP_DRAIN_STOP_MIN bytes or more: a
+	 * drain's turn may end at one (bip_progress.c drain_one) */
+	uint64_t recvs_large;
 	MPIDI_BIP_unexp_t *unexp_head, *unexp_tail;
 	MPIDI_BIP_unexp_t *unexp_spares; /* freed, kept for reuse */
 	unsigned nunexp_spares;

@@ -110,6 +110,17 @@ for c in eager "segmented runs"; do
 done
 no_overflow
 
+# 100 blocking sends of 4 KiB to a rank that starts receiving late: each
+# meets its receive in the ring, none is copied out as unexpected first
+# (a drain's turn ends at a receive that leaves none posted). Before, a
+# turn took 64 at once, 63 of them unexpected.
+MPIR_CVAR_CH4_BIP_PRINT_COUNTERS=1 mpirun 2 "$W/test_pt2pt" behind
+expect "behind: ok" "messages queued behind a late receiver"
+u=$(echo "$out" | sed -n 's/^bip netmod rank 1:.* unexpected \([0-9]*\).*/\1/p')
+echo "rank 1, 100 messages queued before its receives: unexpected ${u:-?}"
+[ -n "$u" ] && [ "$u" -le 5 ] ||
+	{ echo "FAILED: messages behind a late receiver were copied out as unexpected"; exit 1; }
+
 # Above 8 KiB, up to 64 KiB, a message goes eagerly alone (each sent after
 # a receive completed: a ring of 2 ranks), and where the receiver can read
 # our memory, by three-way right behind another (a stream of 8 isends of

@@ -606,6 +606,33 @@ static void late_test(void)
 	}
 }
 
+/* Messages sent before their receiver came (blocking eager sends of 4
+ * KiB), then received in order: each meets its receive in the ring
+ * (bip_progress.c drain_one), none is copied out as unexpected first
+ * (pt2pt.sh counts rank 1's unexpected messages). */
+static void behind_test(void)
+{
+	enum { M = 100, N = 4096 };
+	unsigned char *b = malloc(N);
+
+	CHECK(b && size == 2, "behind: 2 ranks and %d bytes", N);
+	for (int i = 0; i < M; i++) {
+		if (rank == 0) {
+			fill(b, N, i);
+			MPI_Send(b, N, MPI_BYTE, 1, i, MPI_COMM_WORLD);
+		} else {
+			if (i == 0)
+				usleep(100000);
+			MPI_Recv(b, N, MPI_BYTE, 0, i, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+			expect(b, N, i, "behind");
+		}
+	}
+	free(b);
+	if (rank == 1)
+		printf("behind: ok\n");
+}
+
 /* Messages their receiver may not read (synchronous ones, whose sender
  * must see the match; the large ones go in several fragments) are asked
  * for without a choice: their cost must not count as asking's (pt2pt.sh
@@ -1000,6 +1027,7 @@ int main(int argc, char **argv)
 		{ "stream", stream_test }, { "apart", apart_test },
 		{ "both", both_test },     { "freed", freed_test, freed_check },
 		{ "window", window_test }, { "leftover", leftover_test },
+		{ "behind", behind_test },
 	};
 	int provided, storm = argc > 1 ? atoi(argv[1]) : 2000;
 	int cancelled;
