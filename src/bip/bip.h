@@ -304,6 +304,12 @@ int bip_mem_watch(bip_ep_t *ep, const uint64_t *word, uint64_t value);
 int bip_mem_wake_barrier(bip_ep_t *ep);
 int bip_mem_wake(bip_ep_t *ep, int node);
 
+/* The smallest data that nodes of this host had better read in one copy
+ * where it lies (bip_read) than pass through memory from bip_mem_alloc,
+ * copied in by its writer and out by its readers: BIP_MEM_READ_MIN,
+ * measured per machine by bipmpi-tune. SIZE_MAX: never (and for no ep). */
+size_t bip_mem_read_min(bip_ep_t *ep);
+
 /* --- progress ---------------------------------------------------------- */
 
 /* Drive the NIC program once: returns the number of events handled (>= 0),

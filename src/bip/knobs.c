@@ -61,6 +61,16 @@ static const struct bip_knob_def own_knobs[] = {
 	    "three-way). Which is faster depends on the machine: bipmpi-tune "
 	    "measures it into the machine profile." },
 	  BIP_KNOB_SIZE, 0, 1 << 30, NULL, Z(stream_ring_max) },
+	{ { "BIP_MEM_READ_MIN", "size|never", "8k",
+	    "Smallest data that processes of the host had better read in "
+	    "one copy where it lies in another's memory (bip_read) than pass "
+	    "through memory they share (bip_mem_alloc: copied in by its "
+	    "writer, out by its readers): MPI's collectives within a host "
+	    "read a bcast's buffer between two ranks and an alltoall's "
+	    "blocks in place from this size (32k at least where ranks share "
+	    "cores; bip_mem_read_min). Which is faster depends on the "
+	    "machine: bipmpi-tune measures it into the machine profile." },
+	  BIP_KNOB_SIZE, 0, SIZE_MAX, NULL, Z(mem_read_min) },
 	{ { "BIP_PROFILE", "file|auto|none", "auto",
 	    "The machine profile: a file of knob defaults measured on this "
 	    "machine (bipmpi-tune writes it), used where the environment "

@@ -17,6 +17,7 @@ struct bip_knobs {
 	unsigned spread; /* enum bip_spread */
 	unsigned close_timeout_ms;
 	size_t stream_ring_max;
+	size_t mem_read_min;
 	char profile[256]; /* as set; profile.c read it before any knob */
 	struct bipfw_config fw; /* its knob fields */
 };

@@ -166,6 +166,11 @@ int bip_mem_wake(bip_ep_t *ep, int node)
 	return 0;
 }
 
+size_t bip_mem_read_min(bip_ep_t *ep)
+{
+	return ep ? ep->k.mem_read_min : SIZE_MAX;
+}
+
 /* Memory of ours stays where it is, the caller's until it exits (a program
  * may read an MPI_Alloc_mem buffer after MPI_Finalize); only its key ends.
  * Mappings of the peers' memory end. */

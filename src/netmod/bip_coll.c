@@ -136,9 +136,10 @@ cvars:
         the user's buffers: the other ranks read them there in one copy
         (cross-memory attach), where the shared data ring takes two.
         Only where every rank of the communicator can read every other's
-        memory. -1: 8192 where every rank of the host has a core, 32768
-        where they share cores (the largest any rank of the communicator
-        takes). 0: never. Must be the same on every rank.
+        memory. -1: BIP_MEM_READ_MIN (which bipmpi-tune measures on the
+        machine; 8192 without a profile), at least 32768 where ranks share
+        cores (the largest any rank of the communicator takes). 0: never.
+        Must be the same on every rank.
 
     - name        : MPIR_CVAR_CH4_BIP_NODE_ALLREDUCE_SPLIT
       category    : CH4_BIP
@@ -580,18 +581,26 @@ struct coll_card {
 	int64_t max, ranks, read_min, split_min;
 };
 
-/* MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN, auto resolved here (0: never).
- * Alltoall blocks read against blocks through chunks, us: 2 ranks, a
- * core each, 8 KiB 1.5 against 2.3, 16 KiB 2.1 against 3.8; 4 ranks on 2
- * cores 16 KiB 15.8 against 12.5, 32 KiB 20.9 against 22.8; 8 ranks 16
- * KiB 67 against 61, 32 KiB 101 against 135. */
-#define READ_MIN_CORES 8192
+/* MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN, auto resolved here (0: never):
+ * BIP's BIP_MEM_READ_MIN, which bipmpi-tune measures on the machine,
+ * since machines disagree. Alltoall blocks read against blocks through
+ * chunks, us: on one machine 2 ranks, a core each, 8 KiB 1.5 against
+ * 2.3, 16 KiB 2.1 against 3.8; on an AMD EPYC (Zen 5) VM, medians of 5,
+ * 8 KiB 3.1 against 1.4, 32 KiB 4.3 against 2.2 (bcasts 4.4 against
+ * 0.6). Where ranks share cores, 32 KiB at least: 4 ranks on 2 cores 16
+ * KiB 15.8 against 12.5, 32 KiB 20.9 against 22.8; 8 ranks 16 KiB 67
+ * against 61, 32 KiB 101 against 135. */
 #define READ_MIN_CROWDED 32768
 static int read_min_here(void)
 {
+	size_t min;
+
 	if (MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN >= 0)
 		return MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN;
-	return MPIDI_BIP_global.crowded ? READ_MIN_CROWDED : READ_MIN_CORES;
+	min = bip_mem_read_min(MPIDI_BIP_global.ep);
+	if (MPIDI_BIP_global.crowded)
+		min = MPL_MAX(min, READ_MIN_CROWDED);
+	return min > INT_MAX ? 0 : (int)MPL_MAX(min, 1);
 }
 
 /* Whether this rank reads every other rank's memory (bip_read). */
