@@ -1,7 +1,9 @@
 /*
  * fuzz_profile.c - libFuzzer harness for the machine profile's parser
  * (bip_profile_parse): whatever the file holds, it parses into bounded,
- * NUL-terminated names and values or is refused with a reason. Built with
+ * NUL-terminated names and values or is refused with a reason; and for
+ * the machine's name read from /proc/cpuinfo (bip_profile_machine_of):
+ * whatever the text, a bounded, non-empty name. Built with
  * -DFUZZ_SEEDS instead, it writes seeds: a profile as bipmpi-tune writes
  * it, and some near misses.
  */
@@ -29,11 +31,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int registered;
 	/* Exactly size bytes: the parser must not read past them. */
-	char *copy = malloc(size ? size : 1), why[160];
+	char *copy = malloc(size ? size : 1), *text = malloc(size + 1), why[160];
+	char name[BIP_PROFILE_MACHINE_MAX + 1];
 	struct bip_profile p;
 
 	if (!registered++ && getenv("FUZZ_REPORT"))
 		atexit(report);
+	/* As /proc/cpuinfo: NUL-terminated; the name within its bound. */
+	memcpy(text, data, size);
+	text[size] = '\0';
+	name[BIP_PROFILE_MACHINE_MAX] = 'x';
+	bip_profile_machine_of(text, name, BIP_PROFILE_MACHINE_MAX);
+	if (!memchr(name, '\0', BIP_PROFILE_MACHINE_MAX) || !name[0] ||
+	    name[BIP_PROFILE_MACHINE_MAX] != 'x')
+		abort();
+	free(text);
 	memcpy(copy, data, size);
 	if (bip_profile_parse(copy, size, &p, why, sizeof(why))) {
 		if (!memchr(why, '\0', sizeof(why)) || !why[0])
@@ -94,6 +106,8 @@ int main(int argc, char **argv)
 	save(argv[1], "no-machine", "BIP_A=1\n");
 	save(argv[1], "twice", "machine=x\nBIP_A=1\nBIP_A=2\n");
 	save(argv[1], "no-eq", "machine=x\nBIP_A\n");
+	save(argv[1], "cpuinfo", "processor\t: 0\ncpu family\t: 26\n"
+				 "model\t\t: 2\nmodel name\t: AMD EPYC\n");
 	return 0;
 }
 
