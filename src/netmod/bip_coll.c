@@ -1041,7 +1041,8 @@ static int bcast_read(MPIR_Comm *comm, struct MPIDI_BIP_coll *c, char *buf,
  * 178 against 286 (397); 16 ranks 1 MiB 2.5 ms against 6.3 (2.7). Between
  * two ranks that read each other's memory, from
  * MPIR_CVAR_CH4_BIP_NODE_COLL_READ_MIN bytes, it is read where it lies
- * instead (bcast_read; 256 KiB 10 us against 16). Not with more: the root
+ * instead (bcast_read; 256 KiB 10 us against 16 on one machine, 20
+ * against 5 on a Zen 5 VM, whose profile then says never). Not with more: the root
  * then waits for every reader before it returns, where with chunks it
  * runs ahead (4 ranks on 2 cores: 256 KiB 55 us against 31). A piece
  * may end inside a datatype's element, which the datatype engine cannot
