@@ -182,10 +182,11 @@ static size_t hostif_bytes(const struct bipfw_config *cfg)
 	return ((size_t)qbufs(cfg) + cfg->send_slots) * BIP_SMALL_MAX;
 }
 
-/* Lay the host interface's buffers out from m on, and touch the send
- * slots' copies and the first queue buffers now, so that the first
- * messages take no page faults (they lie a page apart). The other queue
- * buffers are touched only if that many messages ever wait copied. */
+/* Lay the host interface's buffers out from m on, and touch the first
+ * queue buffers and send slots' copies now, so that the first messages
+ * take no page faults (they lie pages apart). Both are taken last freed
+ * first, lowest first at the start: the others are touched only if that
+ * many messages ever wait copied. */
 static void hostif_place(struct bipfw *fw, uint8_t *m)
 {
 	unsigned warm = fw->nqbufs < QBUF_WARM ? fw->nqbufs : QBUF_WARM;
@@ -195,9 +196,10 @@ static void hostif_place(struct bipfw *fw, uint8_t *m)
 	for (unsigned i = fw->nqbufs; i-- > 0;)
 		bipfw_qbuf_put(fw, m + (size_t)i * BIP_SMALL_MAX);
 	m += (size_t)fw->nqbufs * BIP_SMALL_MAX;
-	memset(m, 0, (size_t)fw->cfg.send_slots * BIP_SMALL_MAX);
-	for (unsigned i = fw->cfg.send_slots; i-- > 0; m += BIP_SMALL_MAX)
-		fw->slots[i].copy = m;
+	warm = fw->cfg.send_slots < QBUF_WARM ? fw->cfg.send_slots : QBUF_WARM;
+	memset(m, 0, (size_t)warm * BIP_SMALL_MAX);
+	for (unsigned i = 0; i < fw->cfg.send_slots; i++)
+		fw->slots[i].copy = m + (size_t)i * BIP_SMALL_MAX;
 }
 
 unsigned bipfw_small_queue(unsigned knob, int nnodes)

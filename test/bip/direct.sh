@@ -18,7 +18,7 @@ run "$BIP_RUN" -n 2 -t 60 "$T/test_direct" 3000
 for i in 1 2 3; do
 	BIP_SMALL_QUEUE=4 run "$BIP_RUN" -n 2 -t 60 "$T/test_direct" 2000
 done
-BIP_PACKET_SIZE=4160 BIP_SHM_RING_SIZE=16k \
+BIP_PACKET_SIZE=8256 BIP_SHM_RING_SIZE=32k \
 	run "$BIP_RUN" -n 2 -t 60 "$T/test_direct" 1000
 BIP_WIRE=udp run "$BIP_RUN" -n 2 -t 60 "$T/test_direct" 300
 # Two senders: the receive calls go round both rings.

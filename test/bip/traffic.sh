@@ -8,7 +8,7 @@ run "$BIP_RUN" -n 1 -t 60 "$T/test_traffic" 3000 7
 run "$BIP_RUN" -n 2 -t 120 "$T/test_traffic" 3000 1
 run "$BIP_RUN" -n 3 -t 120 "$T/test_traffic" 1000 2
 run "$BIP_RUN" -n 4 -t 180 "$T/test_traffic" 600 3
-BIP_PACKET_SIZE=4160 BIP_WINDOW=4 BIP_SHM_RING_SIZE=16k BIP_SEND_SLOTS=4 \
+BIP_PACKET_SIZE=8256 BIP_WINDOW=4 BIP_SHM_RING_SIZE=32k BIP_SEND_SLOTS=4 \
 	run "$BIP_RUN" -n 3 -t 180 "$T/test_traffic" 500 4
 BIP_SHM_CMA_MIN=0 run "$BIP_RUN" -n 2 -t 120 "$T/test_traffic" 1000 5
 BIP_LONG_TAGS=4 run "$BIP_RUN" -n 4 -t 180 "$T/test_traffic" 300 6

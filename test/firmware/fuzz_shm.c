@@ -25,7 +25,7 @@
 #define KEY 0x5eedull
 #define SECRET 0x5ec2e7ull
 #define PKT BIP_SMALL_MAX
-#define RING "16k" /* the least for PKT: two packets, rounded up */
+#define RING "32k" /* the least for PKT: two packets, rounded up */
 #define SLOTS 4       /* packets a harness run sends or reads */
 
 static const struct bipfw_wire_params params = {

@@ -27,7 +27,7 @@ must_fail() {
 }
 must_fail "raise BIP_SMALL_QUEUE" -n 4 -env BIP_SMALL_QUEUE 4 "$W/cpi"
 must_fail "every node must use the same" -n 1 "$W/cpi" : \
-	-n 1 -env BIP_PACKET_SIZE 8k "$W/cpi"
+	-n 1 -env BIP_PACKET_SIZE 16k "$W/cpi"
 must_fail "MPIR_CVAR_CH4_BIP_CREDITS=1 is out of range" -n 2 \
 	-env MPIR_CVAR_CH4_BIP_CREDITS 1 "$W/cpi"
 must_fail "BIP_IDLE=nap" -n 2 -env BIP_IDLE nap "$W/cpi"

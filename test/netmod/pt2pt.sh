@@ -347,8 +347,8 @@ fails() { # RANKS EXPECTED-TEXT ENV...
 }
 fails 2 "MPIR_CVAR_CH4_BIP_CREDITS=1 is out of range (allowed: 0, the queue" \
 	MPIR_CVAR_CH4_BIP_CREDITS=1
-fails 2 "MPIR_CVAR_CH4_BIP_SHORT_LIMIT=5000 is out of range" \
-	MPIR_CVAR_CH4_BIP_SHORT_LIMIT=5000
+fails 2 "MPIR_CVAR_CH4_BIP_SHORT_LIMIT=9000 is out of range" \
+	MPIR_CVAR_CH4_BIP_SHORT_LIMIT=9000
 fails 2 "MPIR_CVAR_CH4_BIP_NODE_COLL_MAX=2000000 is out of range" \
 	MPIR_CVAR_CH4_BIP_NODE_COLL_MAX=2000000
 fails 4 "does not fit BIP's small-message queue" BIP_SMALL_QUEUE=5

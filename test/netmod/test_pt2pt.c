@@ -511,7 +511,8 @@ static void alltoall_test(void)
 
 static void rma_test(void)
 {
-	long n = 3 * cvar("MPIR_CVAR_CH4_BIP_SHORT_LIMIT") + 4096;
+	/* Larger than a BIP small message (8256 bytes): announced. */
+	long n = 3 * cvar("MPIR_CVAR_CH4_BIP_SHORT_LIMIT") + 16384;
 	unsigned char *base = calloc(2 * n, 1), *s = malloc(n), *g = malloc(n);
 	MPI_Win win;
 
