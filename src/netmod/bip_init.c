@@ -294,6 +294,7 @@ static int release(MPIDI_BIP_global_t *g)
 	MPIDI_BIP_handles_destroy(&g->am_sends);
 	MPIDI_BIP_handles_destroy(&g->splits);
 	MPIDI_BIP_buf_finalize();
+	MPIDI_BIP_ctlq_finalize();
 	MPIDI_BIP_unexp_finalize();
 	return rc;
 }

@@ -28,6 +28,7 @@ enum MPIDI_BIP_proto {
  * send request that completes when the message leaves. */
 typedef struct MPIDI_BIP_ctlq {
 	struct MPIDI_BIP_ctlq *next;
+	size_t cap; /* bytes of msg[] (bip_credits.c's cache) */
 	int node;
 	size_t len;
 	MPIR_Request *lent;
@@ -268,6 +269,10 @@ typedef struct {
 	char *kept[MPIDI_BIP_KEEP];     /* oldest first */
 	unsigned nkept;
 	size_t kept_bytes;              /* their capacities */
+	/* send FIFO entries kept for the next ones (bip_credits.c): those
+	 * of a header, those of a whole control message */
+	MPIDI_BIP_ctlq_t *ctlq_kept[2];
+	size_t ctlq_kept_bytes;
 } MPIDI_BIP_global_t;
 
 extern MPIDI_BIP_global_t MPIDI_BIP_global;
@@ -308,6 +313,7 @@ static inline uint64_t MPIDI_BIP_now_ns(void)
 void *MPIDI_BIP_buf_get(size_t len);
 void MPIDI_BIP_buf_put(void *buf);
 void MPIDI_BIP_buf_finalize(void);
+void MPIDI_BIP_ctlq_finalize(void);
 /* bip_recv.c: the kept entries of unexpected messages are freed. */
 void MPIDI_BIP_unexp_finalize(void);
 

@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static int rank, size, left, right;
@@ -634,6 +635,48 @@ static void behind_test(void)
 		printf("behind: ok\n");
 }
 
+/* Bursts of blocking sends of 4 KiB to a rank that comes late: past its
+ * credits they wait in the send FIFO as copies. Those copies' memory is
+ * kept for the next burst: freed each time, glibc gave it back to the
+ * system after each burst, and each burst's copies took page faults
+ * again. Rank 0 counts its page faults over the bursts after the first
+ * few (pt2pt.sh bounds them). */
+static void bursts_test(void)
+{
+	enum { M = 300, N = 4096, WARM = 5, BURSTS = 25 };
+	unsigned char *b = malloc(N);
+	struct rusage ru;
+	long faults = 0;
+
+	CHECK(b && size == 2, "bursts: 2 ranks and %d bytes", N);
+	for (int k = 0; k < BURSTS; k++) {
+		if (rank == 0 && k == WARM) {
+			getrusage(RUSAGE_SELF, &ru);
+			faults = -ru.ru_minflt;
+		}
+		for (int i = 0; i < M; i++) {
+			if (rank == 0) {
+				fill(b, N, i);
+				MPI_Send(b, N, MPI_BYTE, 1, i, MPI_COMM_WORLD);
+				continue;
+			}
+			if (i == 0)
+				usleep(2000);
+			MPI_Recv(b, N, MPI_BYTE, 0, i, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+			expect(b, N, i, "bursts");
+		}
+		MPI_Barrier(MPI_COMM_WORLD);
+	}
+	if (rank == 0) {
+		getrusage(RUSAGE_SELF, &ru);
+		faults += ru.ru_minflt;
+		printf("bursts: %ld page faults in %d bursts of %d sends\n",
+		       faults, BURSTS - WARM, M);
+	}
+	free(b);
+}
+
 /* Messages their receiver may not read (synchronous ones, whose sender
  * must see the match; the large ones go in several fragments) are asked
  * for without a choice: their cost must not count as asking's (pt2pt.sh
@@ -1028,7 +1071,7 @@ int main(int argc, char **argv)
 		{ "stream", stream_test }, { "apart", apart_test },
 		{ "both", both_test },     { "freed", freed_test, freed_check },
 		{ "window", window_test }, { "leftover", leftover_test },
-		{ "behind", behind_test },
+		{ "behind", behind_test }, { "bursts", bursts_test },
 	};
 	int provided, storm = argc > 1 ? atoi(argv[1]) : 2000;
 	int cancelled;
