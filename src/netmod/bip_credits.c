@@ -46,79 +46,49 @@
 #include "mpidimpl.h"
 #include "bip_state.h"
 
-/* Entries are of two sizes, a header's and a whole control message's
- * (larger ones, never seen, are not kept), and those freed are kept for
- * the next ones, up to CTLQ_KEEP_BYTES: a kept entry fits any message of
- * its size's.
- * Freeing each at once gave a burst's copies back to the system: glibc
- * trimmed its heap after each burst, and the next one's copies took a
- * page fault per 4 KiB (a stream of 4 KiB sends to a rank 20 us late,
+/* Entries come in two sizes, for a header and for a whole control
+ * message (BIP takes none longer), and are kept for the next ones: freed
+ * at once, a burst's copies went back to the system and the next burst's
+ * took page faults again (a stream of 4 KiB sends to a rank 20 us late,
  * whose first 128 wait here as copies: 0.22 -> 0.35 us a message, the
  * page faults a fifth of the sender's time). */
 #define CTLQ_HDR 128
-#define CTLQ_MSG BIP_SMALL_MAX
-#define CTLQ_KEEP_BYTES (1u << 20)
 
-static MPIDI_BIP_ctlq_t *ctlq_alloc(size_t len)
+static size_t ctlq_bytes(size_t len)
 {
-	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
-	int whole = len > CTLQ_HDR;
-	MPIDI_BIP_ctlq_t *q = g->ctlq_kept[whole];
-	size_t cap = whole ? MPL_MAX(len, CTLQ_MSG) : CTLQ_HDR;
-
-	if (q && len <= CTLQ_MSG) {
-		g->ctlq_kept[whole] = q->next;
-		g->ctlq_kept_bytes -= q->cap;
-		return q;
-	}
-	q = MPL_malloc(sizeof(*q) + cap, MPL_MEM_BUFFER);
-	if (q)
-		q->cap = cap;
-	return q;
-}
-
-static void ctlq_free(MPIDI_BIP_ctlq_t *q)
-{
-	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
-	int whole = q->cap > CTLQ_HDR;
-
-	if (q->cap != (whole ? CTLQ_MSG : CTLQ_HDR) ||
-	    g->ctlq_kept_bytes + q->cap > CTLQ_KEEP_BYTES) {
-		MPL_free(q);
-		return;
-	}
-	q->next = g->ctlq_kept[whole];
-	g->ctlq_kept[whole] = q;
-	g->ctlq_kept_bytes += q->cap;
-}
-
-void MPIDI_BIP_ctlq_finalize(void)
-{
-	MPIDI_BIP_global_t *g = &MPIDI_BIP_global;
-	MPIDI_BIP_ctlq_t *q;
-
-	for (int i = 0; i < 2; i++)
-		while ((q = g->ctlq_kept[i])) {
-			g->ctlq_kept[i] = q->next;
-			MPL_free(q);
-		}
-	g->ctlq_kept_bytes = 0;
+	return sizeof(MPIDI_BIP_ctlq_t) +
+	       (len > CTLQ_HDR ? BIP_SMALL_MAX : CTLQ_HDR);
 }
 
 /* An entry of len bytes of message, for node. */
 static MPIDI_BIP_ctlq_t *ctlq_get(int node, size_t len, MPIR_Request *lent)
 {
-	MPIDI_BIP_ctlq_t *q = ctlq_alloc(len);
+	MPIDI_BIP_ctlq_t *q;
 
+	if (len > BIP_SMALL_MAX)
+		return NULL;
+	q = MPIDI_BIP_spare_get(&MPIDI_BIP_global.ctlq_spares[len > CTLQ_HDR],
+				ctlq_bytes(len));
 	if (!q)
 		return NULL;
 	*q = (MPIDI_BIP_ctlq_t){
-		.cap = q->cap,
 		.node = node,
 		.len = len,
 		.lent = lent,
 	};
 	return q;
+}
+
+static void ctlq_free(MPIDI_BIP_ctlq_t *q)
+{
+	MPIDI_BIP_spare_put(&MPIDI_BIP_global.ctlq_spares[q->len > CTLQ_HDR],
+			    q, ctlq_bytes(q->len));
+}
+
+void MPIDI_BIP_ctlq_finalize(void)
+{
+	for (int k = 0; k < 2; k++)
+		MPIDI_BIP_spares_free(&MPIDI_BIP_global.ctlq_spares[k]);
 }
 
 /* A queued message gathered from iov[0..1]: a copy, or with lent, a copy

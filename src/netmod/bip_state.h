@@ -28,7 +28,6 @@ enum MPIDI_BIP_proto {
  * send request that completes when the message leaves. */
 typedef struct MPIDI_BIP_ctlq {
 	struct MPIDI_BIP_ctlq *next;
-	size_t cap; /* bytes of msg[] (bip_credits.c's cache) */
 	int node;
 	size_t len;
 	MPIR_Request *lent;
@@ -54,15 +53,27 @@ typedef struct MPIDI_BIP_unexp {
 			      * on the due list: the receive it fetches for */
 	bool held;           /* RTS3: its data still with the sender... */
 	uint64_t held_ns;    /* ...since then (MPIDI_BIP_recv_held_due) */
-	bool spare_size;     /* room for MPIDI_BIP_UNEXP_SMALL inline bytes */
+	uint8_t size;        /* of its entry (MPIDI_BIP_UNEXP_SIZES) */
 	char *data;          /* SHORT: inline below; RTS3: temporary buffer */
 	char inline_data[];
 } MPIDI_BIP_unexp_t;
 
-/* Entries of unexpected messages with up to this many inline bytes are
- * kept for the next ones, up to MPIDI_BIP_UNEXP_SPARES of them. */
-#define MPIDI_BIP_UNEXP_SMALL 256
-#define MPIDI_BIP_UNEXP_SPARES 64
+/* Freed blocks of one size, kept for the next ones (bip_buf.c): a kept
+ * block's first bytes link the next. */
+typedef struct MPIDI_BIP_spares {
+	void *head;
+	unsigned n;
+} MPIDI_BIP_spares_t;
+
+/* Freed spares of one size kept, at most (bip_buf.c): what the largest
+ * burst needed at once, up to this many bytes. Each one fewer than a
+ * burst needs is a page fault or two again at the next (bursts of 300
+ * unexpected messages of 8 KiB with 1 MiB kept: 1084 page faults in 20). */
+#define MPIDI_BIP_SPARES_BYTES (4u << 20)
+
+/* Entries of unexpected messages come in sizes for up to 256, 1 KiB, 4
+ * KiB inline bytes and a whole short message (bip_recv.c unexp_alloc). */
+#define MPIDI_BIP_UNEXP_SIZES 4
 
 /* A drain's turn may end at a receive this large (bip_progress.c
  * drain_one): what follows stays in the ring. */
@@ -247,8 +258,7 @@ typedef struct {
 	 * drain's turn may end at one (bip_progress.c drain_one) */
 	uint64_t recvs_large;
 	MPIDI_BIP_unexp_t *unexp_head, *unexp_tail;
-	MPIDI_BIP_unexp_t *unexp_spares; /* freed, kept for reuse */
-	unsigned nunexp_spares;
+	MPIDI_BIP_spares_t unexp_spares[MPIDI_BIP_UNEXP_SIZES];
 	unsigned nheld;                 /* three-way messages held... */
 	uint64_t hold_ns;               /* ...so long at most */
 	/* matched by a receive call, their data to read at the next progress
@@ -271,8 +281,7 @@ typedef struct {
 	size_t kept_bytes;              /* their capacities */
 	/* send FIFO entries kept for the next ones (bip_credits.c): those
 	 * of a header, those of a whole control message */
-	MPIDI_BIP_ctlq_t *ctlq_kept[2];
-	size_t ctlq_kept_bytes;
+	MPIDI_BIP_spares_t ctlq_spares[2];
 } MPIDI_BIP_global_t;
 
 extern MPIDI_BIP_global_t MPIDI_BIP_global;
@@ -313,6 +322,9 @@ static inline uint64_t MPIDI_BIP_now_ns(void)
 void *MPIDI_BIP_buf_get(size_t len);
 void MPIDI_BIP_buf_put(void *buf);
 void MPIDI_BIP_buf_finalize(void);
+void *MPIDI_BIP_spare_get(MPIDI_BIP_spares_t *s, size_t size);
+void MPIDI_BIP_spare_put(MPIDI_BIP_spares_t *s, void *p, size_t size);
+void MPIDI_BIP_spares_free(MPIDI_BIP_spares_t *s);
 void MPIDI_BIP_ctlq_finalize(void);
 /* bip_recv.c: the kept entries of unexpected messages are freed. */
 void MPIDI_BIP_unexp_finalize(void);
