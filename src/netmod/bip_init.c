@@ -29,8 +29,8 @@ cvars:
       scope       : MPI_T_SCOPE_LOCAL
       description : >-
         Largest message (bytes) sent by the short protocol, its data inside
-        one BIP small message. Larger ones use the three-way protocol. At
-        most 4096 (a BIP small message less the header room).
+        one BIP small message. Larger ones use the eager or three-way
+        protocol. At most 8192 (a BIP small message less the header room).
 
     - name        : MPIR_CVAR_CH4_BIP_EAGER_LIMIT
       category    : CH4_BIP
