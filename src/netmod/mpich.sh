@@ -134,11 +134,13 @@ configure_mpich() {
 		cc="ccache gcc" cxx="ccache g++" fc="ccache gfortran"
 	fi
 	# The netmod includes bip.h (the BIP API) and, from src/common, the
-	# header-only card field readers. gfortran 12 needs
+	# header-only card field readers: MPICHLIB_CPPFLAGS, which builds
+	# MPICH, where CPPFLAGS would also go into mpicc and put our source
+	# tree on every user's include path. gfortran 12 needs
 	# -fallow-argument-mismatch for MPICH's F77 bindings.
 	set -- --prefix="$prefix" \
 		CC="$cc" CXX="$cxx" FC="$fc" F77="$fc" \
-		CPPFLAGS="-I$top/src/bip -I$top/src/common" \
+		MPICHLIB_CPPFLAGS="-I$top/src/bip -I$top/src/common" \
 		LDFLAGS="-L$bld/.libs -Wl,-rpath,$prefix/lib" \
 		FFLAGS=-fallow-argument-mismatch FCFLAGS=-fallow-argument-mismatch \
 		--with-device=ch4:bip --with-ch4-shmmods=none \

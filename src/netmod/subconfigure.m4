@@ -21,7 +21,8 @@ AC_DEFUN([PAC_SUBCFG_PREREQ_]PAC_SUBCFG_AUTO_SUFFIX,[
 AC_DEFUN([PAC_SUBCFG_BODY_]PAC_SUBCFG_AUTO_SUFFIX,[
 AM_COND_IF([BUILD_CH4_NETMOD_BIP],[
     AC_MSG_NOTICE([RUNNING CONFIGURE FOR ch4:bip])
-    dnl libbip comes from bipmpi's own build: CPPFLAGS/LDFLAGS point at it.
+    dnl libbip comes from bipmpi's own build: MPICHLIB_CPPFLAGS and LDFLAGS
+    dnl point at it.
     AC_CHECK_HEADER([bip.h], [], [AC_MSG_ERROR([bip.h not found: configure MPICH through bipmpi's build])])
     AC_CHECK_LIB([bip], [bip_open], [], [AC_MSG_ERROR([libbip not found: configure MPICH through bipmpi's build])])
     PAC_APPEND_FLAG([-lbip], [WRAPPER_LIBS])

@@ -4,6 +4,16 @@
 # this machine's cores: the netmod must not busy-wait them to a crawl).
 . "$top_srcdir/test/netmod/lib.sh"
 ex="$top_srcdir/examples/mpi"
+# The wrappers carry what a user's program needs, not the flags that built
+# MPICH: our source tree's headers (src/bip, src/common: log.h, knob.h...)
+# on a user's include path could shadow the user's own.
+for w in "$MPICC" "$MPIFORT"; do
+	case " $("$w" -show) " in
+	*" -I$top_srcdir/src"*)
+		echo "FAILED: $w -show puts the source tree on the include path"
+		exit 1 ;;
+	esac
+done
 run "$MPICC" -O2 -o "$W/hello" "$ex/hello.c"
 run "$MPICC" -O2 -o "$W/cpi" "$ex/cpi.c" -lm
 run "$MPICC" -O2 -o "$W/ring" "$ex/ring.c"
